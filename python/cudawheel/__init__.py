@@ -1,0 +1,96 @@
+"""cudawheel: a PEP 517 build backend for projects with CUDA sources.
+
+`build-backend = "cudawheel"`: this module is the backend. Each hook collects facts about the
+running interpreter, hands them with the config settings to the Rust core, and turns a
+`BuildError` into one message on stderr and exit status 1 (no traceback; set
+CUDAWHEEL_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import sysconfig
+
+__all__ = [
+    "build_sdist",
+    "build_wheel",
+    "get_requires_for_build_sdist",
+    "get_requires_for_build_wheel",
+    "prepare_metadata_for_build_wheel",
+]
+
+
+def _python_info() -> dict:
+    soabi = sysconfig.get_config_var("SOABI") or ""
+    impl = sys.implementation.name
+    ver = sys.version_info
+    if impl == "cpython":
+        python_tag = f"cp{ver.major}{ver.minor}"
+        parts = soabi.split("-")
+        abi_tag = "cp" + parts[1] if len(parts) > 1 else python_tag
+    else:
+        python_tag = f"{impl[:2]}{ver.major}{ver.minor}"
+        abi_tag = soabi.replace("-", "_").replace(".", "_") or "none"
+    return {
+        "version": [ver.major, ver.minor],
+        "implementation": impl,
+        "python_tag": python_tag,
+        "abi_tag": abi_tag,
+        "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX") or ".so",
+        "include_dir": sysconfig.get_paths()["include"],
+        "sys_path": [p for p in sys.path if p and os.path.isdir(p)],
+        "machine": platform.machine(),
+    }
+
+
+def _settings(config_settings) -> str:
+    out = {}
+    for key, value in (config_settings or {}).items():
+        if isinstance(value, (list, tuple)):
+            value = ";".join(str(v) for v in value)
+        out[str(key)] = "" if value is None else str(value)
+    return json.dumps(out)
+
+
+def _hook(name, output_dir=None, config_settings=None, metadata_directory=None):
+    from . import _core
+
+    try:
+        result = _core.hook(
+            name,
+            os.getcwd(),
+            None if output_dir is None else os.path.abspath(output_dir),
+            None if metadata_directory is None else os.path.abspath(metadata_directory),
+            _settings(config_settings),
+            json.dumps(_python_info()),
+        )
+    except _core.BuildError as err:
+        if os.environ.get("CUDAWHEEL_DEBUG"):
+            raise
+        sys.stderr.write(f"{err}\n")
+        sys.stderr.flush()
+        raise SystemExit(1) from None
+    return json.loads(result)
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return _hook("get_requires_for_build_wheel", config_settings=config_settings)
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    return _hook("get_requires_for_build_sdist", config_settings=config_settings)
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    return _hook("prepare_metadata_for_build_wheel", metadata_directory, config_settings)
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    return _hook("build_wheel", wheel_directory, config_settings, metadata_directory)
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    return _hook("build_sdist", sdist_directory, config_settings)

@@ -1,0 +1,325 @@
+//! Stage 7, archives: wheels (zip + RECORD) and sdists (tar.gz). Knows bytes and paths, not CUDA.
+//!
+//! Deterministic by construction: entries sorted, fixed timestamps (`SOURCE_DATE_EPOCH`, else
+//! 1980-01-01), normalized modes and owners. Atomic: written to a temporary file in the output
+//! folder and renamed at the end, so a failure leaves no partial archive behind.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use sha2::Digest as _;
+
+use crate::error::Hint;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    #[error("Cannot write to the output folder {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Cannot write the archive {}: {message}", path.display())]
+    Zip { path: PathBuf, message: String },
+    #[error("Cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Hint for ArchiveError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            ArchiveError::Io { .. } | ArchiveError::Zip { .. } => {
+                vec!["check that the output folder exists, is writable and has free space".into()]
+            }
+            ArchiveError::Read { .. } => Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    bytes: Vec<u8>,
+    executable: bool,
+}
+
+/// Collects files in memory, then writes them in a fixed order.
+#[derive(Debug, Default)]
+pub struct Files {
+    entries: BTreeMap<String, Entry>,
+}
+
+impl Files {
+    pub fn add_bytes(&mut self, path: &str, bytes: impl Into<Vec<u8>>, executable: bool) {
+        self.entries.insert(
+            path.to_string(),
+            Entry {
+                bytes: bytes.into(),
+                executable,
+            },
+        );
+    }
+
+    pub fn add_file(&mut self, path: &str, source: &Path) -> Result<(), ArchiveError> {
+        use std::os::unix::fs::PermissionsExt;
+        let bytes = std::fs::read(source).map_err(|e| ArchiveError::Read {
+            path: source.to_path_buf(),
+            source: e,
+        })?;
+        let executable = source
+            .metadata()
+            .is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+        self.add_bytes(path, bytes, executable);
+        Ok(())
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// `(path, bytes, executable)` in path order.
+    pub fn into_entries(self) -> Vec<(String, Vec<u8>, bool)> {
+        self.entries
+            .into_iter()
+            .map(|(p, e)| (p, e.bytes, e.executable))
+            .collect()
+    }
+}
+
+/// Days since 1970-01-01 -> (year, month, day) (proleptic Gregorian).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// The zip timestamp for `epoch` (zip cannot go before 1980).
+fn zip_time(epoch: Option<u64>) -> zip::DateTime {
+    const MIN: u64 = 315_532_800; // 1980-01-01T00:00:00Z
+    let t = epoch.unwrap_or(MIN).clamp(MIN, 4_354_819_199);
+    let (y, mo, d) = civil_from_days((t / 86_400) as i64);
+    let s = t % 86_400;
+    zip::DateTime::from_date_and_time(
+        y as u16,
+        mo as u8,
+        d as u8,
+        (s / 3600) as u8,
+        (s % 3600 / 60) as u8,
+        (s % 60) as u8,
+    )
+    .unwrap_or_default()
+}
+
+fn record_hash(bytes: &[u8]) -> String {
+    let digest = sha2::Sha256::digest(bytes);
+    format!(
+        "sha256={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+    )
+}
+
+/// A temporary file in `dir` that becomes `dir/name` on `persist`, or vanishes when dropped.
+fn temp_in(dir: &Path) -> Result<tempfile::NamedTempFile, ArchiveError> {
+    std::fs::create_dir_all(dir).map_err(|source| ArchiveError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    tempfile::Builder::new()
+        .prefix(".cudawheel-partial-")
+        .tempfile_in(dir)
+        .map_err(|source| ArchiveError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })
+}
+
+fn persist(tmp: tempfile::NamedTempFile, target: &Path) -> Result<(), ArchiveError> {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644));
+    tmp.persist(target).map_err(|e| ArchiveError::Io {
+        path: target.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Writes `files` plus `<dist_info>/RECORD` as the wheel `out_dir/filename`.
+pub fn write_wheel(
+    out_dir: &Path,
+    filename: &str,
+    dist_info: &str,
+    mut files: Files,
+    epoch: Option<u64>,
+) -> Result<PathBuf, ArchiveError> {
+    let target = out_dir.join(filename);
+    let record_path = format!("{dist_info}/RECORD");
+    files.entries.remove(&record_path);
+    let mut record = String::new();
+    let prefix = format!("{dist_info}/");
+    // Package files first, then .dist-info, RECORD last (the order installers expect).
+    let mut order: Vec<(&String, &Entry)> = files
+        .entries
+        .iter()
+        .filter(|(p, _)| !p.starts_with(&prefix))
+        .collect();
+    order.extend(files.entries.iter().filter(|(p, _)| p.starts_with(&prefix)));
+    for (path, entry) in &order {
+        record.push_str(&format!(
+            "{},{},{}\n",
+            csv_field(path),
+            record_hash(&entry.bytes),
+            entry.bytes.len()
+        ));
+    }
+    record.push_str(&format!("{},,\n", csv_field(&record_path)));
+    let record_entry = Entry {
+        bytes: record.into_bytes(),
+        executable: false,
+    };
+    order.push((&record_path, &record_entry));
+
+    let tmp = temp_in(out_dir)?;
+    let zip_err = |e: zip::result::ZipError| ArchiveError::Zip {
+        path: target.clone(),
+        message: e.to_string(),
+    };
+    let mut zip = zip::ZipWriter::new(tmp.as_file());
+    let time = zip_time(epoch);
+    for (path, entry) in order {
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .last_modified_time(time)
+            .unix_permissions(if entry.executable { 0o755 } else { 0o644 });
+        zip.start_file(path.as_str(), options).map_err(zip_err)?;
+        zip.write_all(&entry.bytes)
+            .map_err(|source| ArchiveError::Io {
+                path: target.clone(),
+                source,
+            })?;
+    }
+    zip.finish().map_err(zip_err)?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|source| ArchiveError::Io {
+            path: target.clone(),
+            source,
+        })?;
+    persist(tmp, &target)?;
+    Ok(target)
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Writes `files` under `<top>/` as the sdist `out_dir/filename` (tar.gz).
+pub fn write_sdist(
+    out_dir: &Path,
+    filename: &str,
+    top: &str,
+    files: Files,
+    epoch: Option<u64>,
+) -> Result<PathBuf, ArchiveError> {
+    let target = out_dir.join(filename);
+    let tmp = temp_in(out_dir)?;
+    let io = |source| ArchiveError::Io {
+        path: target.clone(),
+        source,
+    };
+    let mtime = epoch.unwrap_or(0);
+    let gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(tmp.as_file(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    tar.mode(tar::HeaderMode::Deterministic);
+    for (path, entry) in &files.entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(entry.bytes.len() as u64);
+        header.set_mode(if entry.executable { 0o755 } else { 0o644 });
+        header.set_mtime(mtime);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, format!("{top}/{path}"), entry.bytes.as_slice())
+            .map_err(io)?;
+    }
+    let gz = tar.into_inner().map_err(io)?;
+    gz.finish().map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    persist(tmp, &target)?;
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        let t = zip_time(Some(1_700_000_000)); // 2023-11-14T22:13:20Z
+        assert_eq!(
+            (t.year(), t.month(), t.day(), t.hour(), t.minute()),
+            (2023, 11, 14, 22, 13)
+        );
+    }
+
+    #[test]
+    fn wheel_has_sorted_entries_and_a_record_that_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Files::default();
+        files.add_bytes("pkg/b.py", "b", false);
+        files.add_bytes("pkg/a.py", "a", false);
+        files.add_bytes("x-1.dist-info/METADATA", "m", false);
+        let path = write_wheel(
+            dir.path(),
+            "x-1-py3-none-any.whl",
+            "x-1.dist-info",
+            files,
+            None,
+        )
+        .unwrap();
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(&path).unwrap()).unwrap();
+        let names: Vec<String> = (0..zip.len())
+            .map(|i| zip.by_index(i).unwrap().name().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "pkg/a.py",
+                "pkg/b.py",
+                "x-1.dist-info/METADATA",
+                "x-1.dist-info/RECORD"
+            ]
+        );
+        let mut record = String::new();
+        std::io::Read::read_to_string(
+            &mut zip.by_name("x-1.dist-info/RECORD").unwrap(),
+            &mut record,
+        )
+        .unwrap();
+        assert!(
+            record.starts_with("pkg/a.py,sha256=ypeBEsobvcr6wjGzmiPcTaeG7_gUfE5yuYB3ha_uSLs,1\n"),
+            "{record}"
+        );
+        assert!(record.ends_with("x-1.dist-info/RECORD,,\n"));
+        // nothing else left in the folder
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,286 @@
+//! Stage 4, compile: lower the plan into compiler commands (pure data, `Display` = the exact
+//! shell-quoted command) and run them in a pool of `jobs` workers.
+//!
+//! Commands never go through a shell: every flag is one argument.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::error::Hint;
+use crate::plan::{BuildPlan, ExtensionPlan, Gencode, Lang};
+use crate::python::PythonInfo;
+use crate::toolchain::Toolchain;
+use crate::ui;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("{what} failed ({status}):\n  $ {command}\n{}", indent(output))]
+    Failed {
+        what: String,
+        command: String,
+        status: String,
+        output: String,
+    },
+    #[error("Cannot start {program}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("Cannot create the build folder {}", path.display())]
+    BuildDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Hint for CompileError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            CompileError::Failed { .. } => vec![
+                "the compiler's own message is above; fix the source or the flags in `[tool.cudawheel]`".into(),
+            ],
+            CompileError::BuildDir { .. } => vec!["choose a writable `build-dir`".into()],
+            CompileError::Spawn { .. } => Vec::new(),
+        }
+    }
+}
+
+fn indent(text: &str) -> String {
+    let t = text.trim_end();
+    if t.is_empty() {
+        return "  (no output)".into();
+    }
+    t.lines()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One process to run: a compile or a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The file it writes.
+    pub output: PathBuf,
+    /// Short label for progress lines: `nvcc csrc/saxpy.cu`.
+    pub label: String,
+}
+
+impl fmt::Display for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let words = std::iter::once(self.program.to_string_lossy().into_owned())
+            .chain(self.args.iter().cloned());
+        let quoted: Vec<String> = words
+            .map(|w| shlex::try_quote(&w).map_or(w.clone(), |q| q.into_owned()))
+            .collect();
+        f.write_str(&quoted.join(" "))
+    }
+}
+
+impl Job {
+    /// Puts `launcher` (ccache, sccache) in front.
+    fn launched(
+        program: &Path,
+        launcher: Option<&PathBuf>,
+        mut args: Vec<String>,
+    ) -> (PathBuf, Vec<String>) {
+        match launcher {
+            None => (program.to_path_buf(), args),
+            Some(l) => {
+                args.insert(0, program.to_string_lossy().into_owned());
+                (l.clone(), args)
+            }
+        }
+    }
+}
+
+/// `-DPy_LIMITED_API=0x03090000` for `cp39`.
+pub fn limited_api_define(minor: u32) -> String {
+    format!("-DPy_LIMITED_API=0x03{minor:02X}0000")
+}
+
+fn object_path(obj_dir: &Path, ext: &ExtensionPlan, rel: &Path) -> PathBuf {
+    let flat = rel.to_string_lossy().replace(['/', '\\'], "__");
+    obj_dir.join(&ext.module).join(format!("{flat}.o"))
+}
+
+/// The compile commands of one extension.
+pub fn compile_jobs(
+    ext: &ExtensionPlan,
+    plan: &BuildPlan,
+    tc: &Toolchain,
+    python: &PythonInfo,
+    gencodes: &[Gencode],
+    obj_dir: &Path,
+) -> Vec<Job> {
+    let mut common: Vec<String> = vec!["-O3".into(), "-DNDEBUG".into()];
+    if let Some(minor) = plan.limited_api {
+        common.push(limited_api_define(minor));
+    }
+    common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
+    for dir in ext
+        .include_dirs
+        .iter()
+        .chain([&python.include_dir, &tc.cudart.include_dir])
+    {
+        common.push(format!("-I{}", dir.display()));
+    }
+    ext.sources
+        .iter()
+        .map(|src| {
+            let output = object_path(obj_dir, ext, &src.rel);
+            let io = [
+                "-c".to_string(),
+                src.path.to_string_lossy().into_owned(),
+                "-o".into(),
+                output.to_string_lossy().into_owned(),
+            ];
+            let (program, args, tool) = match src.lang {
+                Lang::Cuda => {
+                    let mut args: Vec<String> = io.to_vec();
+                    args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
+                    for a in &tc.host.args {
+                        args.extend(["-Xcompiler".into(), a.clone()]);
+                    }
+                    args.extend(["-Xcompiler".into(), "-fPIC".into()]);
+                    args.extend(common.iter().cloned());
+                    for g in gencodes {
+                        args.extend(["-gencode".into(), g.to_string()]);
+                    }
+                    // Compressed fatbins: `--compress-mode` since CUDA 12.8, `-compress-all` before.
+                    if (tc.nvcc.major, tc.nvcc.minor) >= (12, 8) {
+                        args.push("--compress-mode=size".into());
+                    } else {
+                        args.push("-Xfatbin=-compress-all".into());
+                    }
+                    args.extend(ext.nvcc_flags.iter().cloned());
+                    (&tc.nvcc.path, args, "nvcc")
+                }
+                Lang::C | Lang::Cxx => {
+                    let mut args: Vec<String> = tc.host.args.clone();
+                    if src.lang == Lang::C {
+                        args.extend(["-x".into(), "c".into()]);
+                    }
+                    args.extend(io.iter().cloned());
+                    args.push("-fPIC".into());
+                    args.extend(common.iter().cloned());
+                    args.extend(ext.cxx_flags.iter().cloned());
+                    (&tc.host.path, args, "c++")
+                }
+            };
+            let (program, args) = Job::launched(program, tc.launcher.as_ref(), args);
+            Job {
+                program,
+                args,
+                output,
+                label: format!("{tool} {}", src.rel.display()),
+            }
+        })
+        .collect()
+}
+
+/// Runs one job, capturing its output.
+fn run_one(job: &Job) -> Result<(), CompileError> {
+    if let Some(parent) = job.output.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    // A stale output from an earlier build must never be taken for this one's.
+    let _ = std::fs::remove_file(&job.output);
+    #[allow(clippy::disallowed_methods)] // the one place that runs compilers
+    let out = Command::new(&job.program)
+        .args(&job.args)
+        .output()
+        .map_err(|source| CompileError::Spawn {
+            program: job.program.display().to_string(),
+            source,
+        })?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() || !job.output.is_file() {
+        let _ = std::fs::remove_file(&job.output);
+        return Err(CompileError::Failed {
+            what: job.label.clone(),
+            command: job.to_string(),
+            status: describe_status(out.status),
+            output: text,
+        });
+    }
+    if !text.trim().is_empty() {
+        ui::warn(&format!("{}:\n{}", job.label, indent(&text)));
+    }
+    Ok(())
+}
+
+fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => status.to_string(),
+    }
+}
+
+/// Runs `jobs` on `workers` threads. Stops taking new jobs after the first failure and
+/// reports it (the earliest in the list when several fail).
+pub fn run_all(jobs: &[Job], workers: usize, verbose: bool) -> Result<(), CompileError> {
+    let total = jobs.len();
+    let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
+    let failures: Mutex<Vec<(usize, CompileError)>> = Mutex::new(Vec::new());
+    let done = Mutex::new(0usize);
+    std::thread::scope(|scope| {
+        for _ in 0..workers.clamp(1, total.max(1)) {
+            scope.spawn(|| loop {
+                if !failures
+                    .lock()
+                    .expect("no worker panics holding the lock")
+                    .is_empty()
+                {
+                    break;
+                }
+                let Some((index, job)) = queue
+                    .lock()
+                    .expect("no worker panics holding the lock")
+                    .pop_front()
+                else {
+                    break;
+                };
+                if verbose {
+                    ui::status(&format!("$ {job}"));
+                }
+                let start = Instant::now();
+                match run_one(job) {
+                    Ok(()) => {
+                        let mut n = done.lock().expect("no worker panics holding the lock");
+                        *n += 1;
+                        ui::status(&format!(
+                            "[{}/{total}] {} {:.1} s",
+                            *n,
+                            job.label,
+                            start.elapsed().as_secs_f64()
+                        ));
+                    }
+                    Err(e) => failures
+                        .lock()
+                        .expect("no worker panics holding the lock")
+                        .push((index, e)),
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().expect("workers have finished");
+    failures.sort_by_key(|(i, _)| *i);
+    match failures.into_iter().next() {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}

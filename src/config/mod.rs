@@ -1,0 +1,254 @@
+//! Stage 1, configuration: pyproject.toml + PEP 517 config settings + environment -> `Config`.
+//!
+//! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
+
+mod project;
+mod tool;
+
+use std::path::{Component, Path, PathBuf};
+
+pub use project::{License, Person, Project, Readme};
+pub use tool::{
+    suggest, CudaChoice, CudaDeps, Cudart, LibraryConfig, Origin, Overrides, Ptx, Sourced,
+    TargetConfig, ToolConfig, ToolkitChoice,
+};
+
+use crate::error::Hint;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("Cannot read {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not valid TOML: {message}", path.display())]
+    Toml { path: PathBuf, message: String },
+    #[error("{} has no `[project]` table", path.display())]
+    NoProject { path: PathBuf },
+    #[error("Invalid `[project]` in {}: {message}", path.display())]
+    ProjectSyntax { path: PathBuf, message: String },
+    #[error("Unknown key `{key}` in {origin}")]
+    UnknownKey {
+        key: String,
+        origin: Origin,
+        suggestion: Option<String>,
+    },
+    #[error("Missing required key `{key}` in pyproject.toml")]
+    MissingKey { key: String },
+    #[error("`{key}` (from {origin}) must be {expected}, found {found}")]
+    WrongType {
+        key: String,
+        origin: Origin,
+        expected: String,
+        found: String,
+    },
+    #[error("`{key}` (from {origin}) has an invalid value {value}: {why}")]
+    InvalidValue {
+        key: String,
+        origin: Origin,
+        value: String,
+        why: String,
+    },
+    #[error("`{key}` names {}, which cannot be read", path.display())]
+    ReadFile {
+        key: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{key}` names the path {path:?}, which is outside the project folder")]
+    OutsideProject { key: String, path: String },
+    #[error("`{key}`: the pattern {pattern:?} matches no file")]
+    GlobMatchedNothing { key: String, pattern: String },
+    #[error("`{key}`: {pattern:?} is not a valid glob pattern: {why}")]
+    BadGlob {
+        key: String,
+        pattern: String,
+        why: String,
+    },
+    #[error("`{key}`: {what} is not supported by this version of cudawheel")]
+    Unsupported {
+        key: String,
+        what: String,
+        instead: String,
+    },
+}
+
+impl Hint for ConfigError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            ConfigError::UnknownKey {
+                suggestion: Some(s),
+                ..
+            } => vec![format!("did you mean `{s}`?")],
+            ConfigError::UnknownKey { origin, .. } => vec![match origin {
+                Origin::Pyproject => {
+                    "see the list of `[tool.cudawheel]` keys in the README".to_string()
+                }
+                _ => "config settings take the `[tool.cudawheel]` key names, e.g. `-C cuda=13`"
+                    .to_string(),
+            }],
+            ConfigError::NoProject { .. } => {
+                vec!["add a `[project]` table with at least `name` and `version`".into()]
+            }
+            ConfigError::MissingKey { key } if key.starts_with("project.") => {
+                vec![format!(
+                    "add `{}` to `[project]`",
+                    key.trim_start_matches("project.")
+                )]
+            }
+            ConfigError::OutsideProject { .. } => {
+                vec![
+                    "use a path relative to the folder holding pyproject.toml, without `..`".into(),
+                ]
+            }
+            ConfigError::GlobMatchedNothing { .. } => {
+                vec!["patterns are relative to the folder holding pyproject.toml; check the spelling".into()]
+            }
+            ConfigError::Unsupported { instead, .. } => vec![instead.clone()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Everything stage 1 produces.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The project folder (holds pyproject.toml), absolute.
+    pub root: PathBuf,
+    pub project: Project,
+    pub tool: ToolConfig,
+    /// `SOURCE_DATE_EPOCH`, for archive timestamps.
+    pub source_date_epoch: Option<u64>,
+    /// The pyproject.toml text as read (the sdist ships it).
+    pub pyproject_text: String,
+}
+
+#[derive(serde::Deserialize)]
+struct RawDocument {
+    project: Option<toml::Value>,
+    tool: Option<toml::Table>,
+}
+
+impl Config {
+    pub fn load(source_tree: &Path, overrides: &Overrides) -> Result<Config, ConfigError> {
+        let root = std::path::absolute(source_tree).map_err(|source| ConfigError::Io {
+            path: source_tree.to_path_buf(),
+            source,
+        })?;
+        let path = root.join("pyproject.toml");
+        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        let doc: RawDocument = toml::from_str(&text).map_err(|e| ConfigError::Toml {
+            path: path.clone(),
+            message: one_line(&e),
+        })?;
+        let Some(raw_project) = doc.project else {
+            return Err(ConfigError::NoProject { path });
+        };
+        // Re-deserialize `[project]` from its own value so serde names the offending field.
+        let raw: project::RawProject =
+            raw_project
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::ProjectSyntax {
+                    path: path.clone(),
+                    message: one_line(&e),
+                })?;
+        let project = raw.validate(&root)?;
+        let empty = toml::Table::new();
+        let tool_table = match doc.tool.as_ref().and_then(|t| t.get("cudawheel")) {
+            None => &empty,
+            Some(toml::Value::Table(t)) => t,
+            Some(_) => {
+                return Err(ConfigError::WrongType {
+                    key: "tool.cudawheel".into(),
+                    origin: Origin::Pyproject,
+                    expected: "a table".into(),
+                    found: "another type".into(),
+                })
+            }
+        };
+        let tool = ToolConfig::parse(tool_table, overrides)?;
+        let source_date_epoch = match overrides
+            .env
+            .get("SOURCE_DATE_EPOCH")
+            .filter(|s| !s.is_empty())
+        {
+            None => None,
+            Some(s) => Some(
+                s.trim()
+                    .parse::<u64>()
+                    .map_err(|_| ConfigError::InvalidValue {
+                        key: "SOURCE_DATE_EPOCH".into(),
+                        origin: Origin::Env("SOURCE_DATE_EPOCH".into()),
+                        value: format!("{s:?}"),
+                        why: "expected a number of seconds since 1970".into(),
+                    })?,
+            ),
+        };
+        Ok(Config {
+            root,
+            project,
+            tool,
+            source_date_epoch,
+            pyproject_text: text,
+        })
+    }
+}
+
+/// toml's errors span several lines with a source excerpt; keep them readable in one block.
+fn one_line(e: &toml::de::Error) -> String {
+    e.to_string().trim_end().replace('\n', "\n    ")
+}
+
+/// `rel` joined to `root`, refusing absolute paths and `..` (the project must be self-contained).
+pub fn inside_project(root: &Path, rel: &str, key: &str) -> Result<PathBuf, ConfigError> {
+    let p = Path::new(rel);
+    if p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)))
+    {
+        return Err(ConfigError::OutsideProject {
+            key: key.into(),
+            path: rel.into(),
+        });
+    }
+    Ok(root.join(p))
+}
+
+/// Files matching `pattern` under `root`, as sorted paths relative to `root`.
+pub fn expand_glob(root: &Path, pattern: &str, key: &str) -> Result<Vec<PathBuf>, ConfigError> {
+    inside_project(root, pattern, key)?;
+    let full = root.join(pattern);
+    let full = full.to_str().ok_or_else(|| ConfigError::BadGlob {
+        key: key.into(),
+        pattern: pattern.into(),
+        why: "the path is not valid UTF-8".into(),
+    })?;
+    let escaped_root = glob::Pattern::escape(&root.to_string_lossy());
+    let full = format!("{escaped_root}{}", &full[root.to_string_lossy().len()..]);
+    let paths = glob::glob(&full).map_err(|e| ConfigError::BadGlob {
+        key: key.into(),
+        pattern: pattern.into(),
+        why: e.msg.to_string(),
+    })?;
+    let mut out = Vec::new();
+    for entry in paths {
+        let path = entry.map_err(|e| ConfigError::Io {
+            path: e.path().to_path_buf(),
+            source: e.into(),
+        })?;
+        if path.is_file() {
+            let rel = path
+                .strip_prefix(root)
+                .expect("glob results lie under the escaped root");
+            out.push(rel.to_path_buf());
+        }
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,407 @@
+//! `[project]` (PEP 621 / the pyproject.toml specification), validated into `Project`.
+//!
+//! Names, versions, specifiers and requirements go through uv's PEP 440 / PEP 508 parsers;
+//! every failure names the `project.*` key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use pep440_rs::{Version, VersionSpecifiers};
+use pep508_rs::{ExtraName, PackageName, Requirement};
+use serde::Deserialize;
+
+use super::ConfigError;
+
+/// `[project]` exactly as written (serde keeps toml's line/column in its errors).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct RawProject {
+    name: String,
+    version: Option<String>,
+    description: Option<String>,
+    readme: Option<RawReadme>,
+    requires_python: Option<String>,
+    license: Option<RawLicense>,
+    license_files: Option<Vec<String>>,
+    authors: Option<Vec<RawPerson>>,
+    maintainers: Option<Vec<RawPerson>>,
+    keywords: Option<Vec<String>>,
+    classifiers: Option<Vec<String>>,
+    urls: Option<BTreeMap<String, String>>,
+    scripts: Option<BTreeMap<String, String>>,
+    gui_scripts: Option<BTreeMap<String, String>>,
+    entry_points: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    dependencies: Option<Vec<String>>,
+    optional_dependencies: Option<BTreeMap<String, Vec<String>>>,
+    dynamic: Option<Vec<String>>,
+    import_names: Option<Vec<String>>,
+    import_namespaces: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawReadme {
+    Path(String),
+    Table(RawReadmeTable),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+struct RawReadmeTable {
+    file: Option<String>,
+    text: Option<String>,
+    content_type: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawLicense {
+    Expression(String),
+    Table(RawLicenseTable),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLicenseTable {
+    file: Option<String>,
+    text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPerson {
+    name: Option<String>,
+    email: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readme {
+    pub text: String,
+    pub content_type: String,
+    /// The file it was read from, relative to the project root (shipped in sdists).
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum License {
+    /// PEP 639 SPDX expression -> `License-Expression`.
+    Expression(String),
+    /// Legacy table form -> `License`.
+    Text(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    pub name: Option<String>,
+    pub email: Option<String>,
+}
+
+/// Validated `[project]`.
+#[derive(Debug, Clone)]
+pub struct Project {
+    /// As written (the `Name` field keeps the user's spelling).
+    pub name: String,
+    pub normalized_name: PackageName,
+    pub version: Version,
+    pub description: Option<String>,
+    pub readme: Option<Readme>,
+    pub requires_python: Option<VersionSpecifiers>,
+    pub license: Option<License>,
+    /// Relative to the project root, sorted.
+    pub license_files: Vec<PathBuf>,
+    pub authors: Vec<Person>,
+    pub maintainers: Vec<Person>,
+    pub keywords: Vec<String>,
+    pub classifiers: Vec<String>,
+    pub urls: Vec<(String, String)>,
+    pub dependencies: Vec<Requirement>,
+    pub optional_dependencies: Vec<(ExtraName, Vec<Requirement>)>,
+    /// group -> [(name, object reference)], sorted.
+    pub entry_points: BTreeMap<String, Vec<(String, String)>>,
+}
+
+fn invalid(key: &str, value: &str, why: impl Into<String>) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.to_string(),
+        origin: super::Origin::Pyproject,
+        value: format!("{value:?}"),
+        why: why.into(),
+    }
+}
+
+impl RawProject {
+    /// Validate against the specifications; `root` is the project folder (for readme/licenses).
+    pub fn validate(self, root: &Path) -> Result<Project, ConfigError> {
+        if let Some(dynamic) = self.dynamic.as_ref().filter(|d| !d.is_empty()) {
+            return Err(ConfigError::Unsupported {
+                key: "project.dynamic".into(),
+                what: format!("dynamic metadata ({})", dynamic.join(", ")),
+                instead: "write the values in `[project]` directly".into(),
+            });
+        }
+        let _ = (&self.import_names, &self.import_namespaces);
+        let normalized_name = PackageName::from_str(&self.name).map_err(|e| {
+            invalid(
+                "project.name",
+                &self.name,
+                format!("not a valid project name: {e}"),
+            )
+        })?;
+        let raw_version = self.version.ok_or_else(|| ConfigError::MissingKey {
+            key: "project.version".into(),
+        })?;
+        let version = Version::from_str(&raw_version).map_err(|e| {
+            invalid(
+                "project.version",
+                &raw_version,
+                format!("not a PEP 440 version: {e}"),
+            )
+        })?;
+        if let Some(d) = &self.description {
+            if d.contains('\n') {
+                return Err(invalid("project.description", d, "must be a single line"));
+            }
+        }
+        let readme = self.readme.map(|r| read_readme(root, r)).transpose()?;
+        let requires_python = self
+            .requires_python
+            .map(|s| {
+                VersionSpecifiers::from_str(&s).map_err(|e| {
+                    invalid(
+                        "project.requires-python",
+                        &s,
+                        format!("not a PEP 440 specifier set: {e}"),
+                    )
+                })
+            })
+            .transpose()?;
+        let license = match self.license {
+            None => None,
+            Some(RawLicense::Expression(expr)) => {
+                if expr.trim().is_empty() || expr.contains('\n') {
+                    return Err(invalid("project.license", &expr, "expected an SPDX license expression such as \"MIT\""));
+                }
+                Some(License::Expression(expr))
+            }
+            Some(RawLicense::Table(t)) => Some(License::Text(match (t.file, t.text) {
+                (Some(file), None) => read_project_file(root, &file, "project.license.file")?,
+                (None, Some(text)) => text,
+                _ => {
+                    return Err(ConfigError::InvalidValue {
+                        key: "project.license".into(),
+                        origin: super::Origin::Pyproject,
+                        value: "a table".into(),
+                        why: "give exactly one of `file` or `text` (or, better, an SPDX expression string)".into(),
+                    })
+                }
+            })),
+        };
+        let license_files = match self.license_files {
+            None => Vec::new(),
+            Some(globs) => expand_license_globs(root, &globs)?,
+        };
+        let dependencies = parse_requirements(
+            "project.dependencies",
+            self.dependencies.unwrap_or_default(),
+        )?;
+        let mut optional_dependencies = Vec::new();
+        for (extra, reqs) in self.optional_dependencies.unwrap_or_default() {
+            let name = ExtraName::from_str(&extra).map_err(|e| {
+                invalid(
+                    &format!("project.optional-dependencies.{extra}"),
+                    &extra,
+                    format!("not a valid extra name: {e}"),
+                )
+            })?;
+            optional_dependencies.push((
+                name,
+                parse_requirements(&format!("project.optional-dependencies.{extra}"), reqs)?,
+            ));
+        }
+        let mut entry_points: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for (group, key, table) in [
+            ("console_scripts", "project.scripts", self.scripts),
+            ("gui_scripts", "project.gui-scripts", self.gui_scripts),
+        ] {
+            if let Some(table) = table {
+                entry_points.insert(group.to_string(), validate_entry_points(key, table)?);
+            }
+        }
+        for (group, table) in self.entry_points.unwrap_or_default() {
+            if group == "console_scripts" || group == "gui_scripts" {
+                return Err(invalid(
+                    &format!("project.entry-points.{group}"),
+                    &group,
+                    "use `[project.scripts]` / `[project.gui-scripts]` for this group",
+                ));
+            }
+            let key = format!("project.entry-points.{group}");
+            entry_points.insert(group, validate_entry_points(&key, table)?);
+        }
+        let people =
+            |list: Option<Vec<RawPerson>>, key: &str| -> Result<Vec<Person>, ConfigError> {
+                list.unwrap_or_default()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        if p.name.is_none() && p.email.is_none() {
+                            return Err(ConfigError::MissingKey {
+                                key: format!("{key}[{i}].name"),
+                            });
+                        }
+                        Ok(Person {
+                            name: p.name,
+                            email: p.email,
+                        })
+                    })
+                    .collect()
+            };
+        Ok(Project {
+            name: self.name,
+            normalized_name,
+            version,
+            description: self.description,
+            readme,
+            requires_python,
+            license,
+            license_files,
+            authors: people(self.authors, "project.authors")?,
+            maintainers: people(self.maintainers, "project.maintainers")?,
+            keywords: self.keywords.unwrap_or_default(),
+            classifiers: self.classifiers.unwrap_or_default(),
+            urls: self.urls.unwrap_or_default().into_iter().collect(),
+            dependencies,
+            optional_dependencies,
+            entry_points,
+        })
+    }
+}
+
+fn parse_requirements(key: &str, reqs: Vec<String>) -> Result<Vec<Requirement>, ConfigError> {
+    reqs.iter()
+        .map(|r| {
+            Requirement::from_str(r)
+                .map_err(|e| invalid(key, r, format!("not a PEP 508 requirement: {}", e.message)))
+        })
+        .collect()
+}
+
+fn validate_entry_points(
+    key: &str,
+    table: BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.split('.').all(|part| {
+                let mut chars = part.chars();
+                chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && chars.all(|c| c.is_alphanumeric() || c == '_')
+            })
+    };
+    table
+        .into_iter()
+        .map(|(name, value)| {
+            if name.is_empty()
+                || name.contains('=')
+                || name.contains(['[', ']'])
+                || name.trim() != name
+            {
+                return Err(invalid(
+                    &format!("{key}.{name}"),
+                    &name,
+                    "not a valid entry point name",
+                ));
+            }
+            let (module, attr) = value
+                .split_once(':')
+                .map_or((value.as_str(), None), |(m, a)| (m, Some(a)));
+            if !ident(module.trim()) || attr.is_some_and(|a| !ident(a.trim())) {
+                return Err(invalid(
+                    &format!("{key}.{name}"),
+                    &value,
+                    "expected an object reference `package.module:function`",
+                ));
+            }
+            Ok((name, value))
+        })
+        .collect()
+}
+
+/// Reads a file named by `key`, refusing paths that leave the project.
+fn read_project_file(root: &Path, rel: &str, key: &str) -> Result<String, ConfigError> {
+    let path = super::inside_project(root, rel, key)?;
+    std::fs::read_to_string(&path).map_err(|source| ConfigError::ReadFile {
+        key: key.into(),
+        path,
+        source,
+    })
+}
+
+fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
+    let (file, text, content_type) = match raw {
+        RawReadme::Path(p) => (Some(p), None, None),
+        RawReadme::Table(t) => (t.file, t.text, t.content_type),
+    };
+    let (text, file) = match (file, text) {
+        (Some(f), None) => (
+            read_project_file(root, &f, "project.readme")?,
+            Some(PathBuf::from(f)),
+        ),
+        (None, Some(t)) => (t, None),
+        _ => {
+            return Err(ConfigError::InvalidValue {
+                key: "project.readme".into(),
+                origin: super::Origin::Pyproject,
+                value: "a table".into(),
+                why: "give exactly one of `file` or `text`".into(),
+            })
+        }
+    };
+    let content_type = match content_type {
+        Some(ct) => ct,
+        None => {
+            let ext = file
+                .as_ref()
+                .and_then(|f| f.extension())
+                .map(|e| e.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            match ext.as_str() {
+                "md" => "text/markdown".into(),
+                "rst" => "text/x-rst".into(),
+                "txt" => "text/plain".into(),
+                _ => {
+                    return Err(ConfigError::InvalidValue {
+                        key: "project.readme".into(),
+                        origin: super::Origin::Pyproject,
+                        value: format!("{:?}", file.map(|f| f.display().to_string()).unwrap_or_default()),
+                        why: "cannot tell the content type; use a .md, .rst or .txt file or set `content-type`".into(),
+                    })
+                }
+            }
+        }
+    };
+    Ok(Readme {
+        text,
+        content_type,
+        file,
+    })
+}
+
+fn expand_license_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, ConfigError> {
+    let mut files = Vec::new();
+    for pattern in globs {
+        let key = "project.license-files";
+        let found = super::expand_glob(root, pattern, key)?;
+        if found.is_empty() {
+            return Err(ConfigError::GlobMatchedNothing {
+                key: key.into(),
+                pattern: pattern.clone(),
+            });
+        }
+        files.extend(found);
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}

@@ -1,0 +1,742 @@
+//! `[tool.cudawheel]`: the keys of contract §2, read from pyproject.toml and overridden by
+//! PEP 517 config settings (`-C key=value`, `-C cudawheel.key=value`) and `CUDAWHEEL_<KEY>`
+//! environment variables. Precedence: config setting > environment > pyproject.toml.
+//!
+//! Values are read by hand from `toml::Value` (not serde) so that every message names the
+//! dotted key, where the value came from, and suggests the closest known key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::ConfigError;
+
+/// Where a value came from; shown in messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    Pyproject,
+    /// A PEP 517 config setting, as the user spelled its name.
+    Setting(String),
+    /// An environment variable.
+    Env(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Pyproject => write!(f, "pyproject.toml"),
+            Origin::Setting(name) => write!(f, "config setting `-C {name}`"),
+            Origin::Env(var) => write!(f, "environment variable `{var}`"),
+        }
+    }
+}
+
+/// How a string from `-C` or the environment becomes a TOML value.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Str,
+    Int,
+    Bool,
+    /// `;`-separated list.
+    List,
+    /// An integer when it parses as one, else a string (`cuda = 13` or `"auto"`).
+    IntOrStr,
+}
+
+/// Every top-level key of `[tool.cudawheel]` and how an override string is read.
+const TOP_KEYS: &[(&str, Kind)] = &[
+    ("cuda", Kind::IntOrStr),
+    ("toolkit", Kind::Str),
+    ("name-suffix", Kind::Str),
+    ("archs", Kind::List),
+    ("ptx", Kind::Str),
+    ("cudart", Kind::Str),
+    ("cuda-deps", Kind::Str),
+    ("python-source", Kind::Str),
+    ("packages", Kind::List),
+    ("py-limited-api", Kind::Str),
+    ("build-dir", Kind::Str),
+    ("jobs", Kind::Int),
+    ("compiler-launcher", Kind::Str),
+    ("host-compiler", Kind::Str),
+    ("system-rpath", Kind::Bool),
+    ("verbose", Kind::Bool),
+];
+/// Tables of targets and libraries: only in pyproject.toml.
+const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
+const TARGET_KEYS: &[&str] = &[
+    "name",
+    "sources",
+    "include-dirs",
+    "defines",
+    "cuda-libraries",
+    "link-with",
+    "nvcc-flags",
+    "cxx-flags",
+    "link-flags",
+    "rdc",
+    "optional",
+];
+const LIBRARY_KEYS: &[&str] = &[
+    "headers",
+    "shared",
+    "static",
+    "search",
+    "pip-package",
+    "env-prefix",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CudaChoice {
+    Auto,
+    Major(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolkitChoice {
+    Auto,
+    System,
+    Pip,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ptx {
+    Highest,
+    None,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cudart {
+    Shared,
+    Static,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CudaDeps {
+    Required,
+    Extra,
+    None,
+}
+
+/// A value together with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub origin: Origin,
+}
+
+/// `[[tool.cudawheel.extension]]` or `[[tool.cudawheel.shared-library]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetConfig {
+    /// `tool.cudawheel.extension[0]`: used in messages.
+    pub key: String,
+    pub name: String,
+    pub sources: Vec<String>,
+    pub include_dirs: Vec<String>,
+    pub defines: Vec<String>,
+    pub cuda_libraries: Vec<String>,
+    pub link_with: Vec<String>,
+    pub nvcc_flags: Vec<String>,
+    pub cxx_flags: Vec<String>,
+    pub link_flags: Vec<String>,
+    pub rdc: bool,
+    pub optional: bool,
+    /// Only for shared libraries.
+    pub destination: Option<String>,
+}
+
+/// `[tool.cudawheel.library.<name>]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LibraryConfig {
+    pub headers: Vec<String>,
+    pub shared: Vec<String>,
+    pub r#static: Vec<String>,
+    pub search: Vec<String>,
+    pub pip_package: Option<String>,
+    pub env_prefix: Option<String>,
+}
+
+/// The whole `[tool.cudawheel]` table after overrides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolConfig {
+    pub cuda: Sourced<CudaChoice>,
+    pub toolkit: Sourced<ToolkitChoice>,
+    pub name_suffix: String,
+    /// Raw arch specs (validated by the plan, which knows the CUDA major).
+    pub archs: Option<Sourced<Vec<String>>>,
+    pub ptx: Ptx,
+    pub cudart: Cudart,
+    pub cuda_deps: CudaDeps,
+    pub python_source: String,
+    pub packages: Option<Vec<String>>,
+    /// Minimum CPython minor for the stable ABI: `cp39` -> 9.
+    pub py_limited_api: Option<u32>,
+    pub build_dir: String,
+    pub jobs: Option<usize>,
+    pub compiler_launcher: Option<String>,
+    pub host_compiler: Option<Sourced<String>>,
+    pub system_rpath: bool,
+    pub verbose: bool,
+    pub extensions: Vec<TargetConfig>,
+    pub shared_libraries: Vec<TargetConfig>,
+    pub libraries: BTreeMap<String, LibraryConfig>,
+}
+
+/// The PEP 517 `config_settings` and the process environment, as plain data.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub settings: BTreeMap<String, String>,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Overrides {
+    /// The settings plus this process's environment (discovery reads `CUDA_HOME`, `PATH`,
+    /// `<PREFIX>_LIBRARY_PATH`, ... from the same map, so tests can pass their own).
+    pub fn from_process_env(settings: BTreeMap<String, String>) -> Self {
+        Overrides {
+            settings,
+            env: std::env::vars().collect(),
+        }
+    }
+}
+
+fn env_name(key: &str) -> String {
+    format!("CUDAWHEEL_{}", key.to_ascii_uppercase().replace('-', "_"))
+}
+
+/// The closest of `candidates` to `given`, if it is close enough to be a likely typo.
+pub fn suggest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(given, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c.to_string())
+}
+
+/// One value being read: its dotted key, the value, and where it came from.
+struct Field<'a> {
+    key: String,
+    value: &'a toml::Value,
+    origin: &'a Origin,
+}
+
+impl Field<'_> {
+    fn wrong_type(&self, expected: &str) -> ConfigError {
+        ConfigError::WrongType {
+            key: self.key.clone(),
+            origin: self.origin.clone(),
+            expected: expected.to_string(),
+            found: describe(self.value),
+        }
+    }
+
+    fn invalid(&self, why: impl Into<String>) -> ConfigError {
+        ConfigError::InvalidValue {
+            key: self.key.clone(),
+            origin: self.origin.clone(),
+            value: describe(self.value),
+            why: why.into(),
+        }
+    }
+
+    fn string(&self) -> Result<String, ConfigError> {
+        self.value
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| self.wrong_type("a string"))
+    }
+
+    fn boolean(&self) -> Result<bool, ConfigError> {
+        self.value
+            .as_bool()
+            .ok_or_else(|| self.wrong_type("a boolean (true or false)"))
+    }
+
+    fn list(&self) -> Result<Vec<String>, ConfigError> {
+        let Some(items) = self.value.as_array() else {
+            return Err(self.wrong_type("a list of strings"));
+        };
+        items
+            .iter()
+            .map(|item| item.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| self.wrong_type("a list of strings"))
+    }
+
+    /// A string list, also accepting one string (split on `;` and whitespace, CMake style).
+    fn list_or_string(&self) -> Result<Vec<String>, ConfigError> {
+        match self.value {
+            toml::Value::String(s) => Ok(split_list(s)),
+            _ => self.list(),
+        }
+    }
+
+    fn one_of<T: Copy>(&self, choices: &[(&str, T)]) -> Result<T, ConfigError> {
+        let text = self.string()?;
+        choices
+            .iter()
+            .find(|(name, _)| *name == text)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| {
+                let names: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+                self.invalid(format!("expected one of {}", names.join(", ")))
+            })
+    }
+}
+
+fn split_list(s: &str) -> Vec<String> {
+    s.split(|c: char| c == ';' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A short description of a TOML value for messages: `string "abc"`, `integer 3`, ...
+fn describe(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => format!("string {s:?}"),
+        toml::Value::Integer(i) => format!("integer {i}"),
+        toml::Value::Float(f) => format!("float {f}"),
+        toml::Value::Boolean(b) => format!("boolean {b}"),
+        toml::Value::Datetime(d) => format!("datetime {d}"),
+        toml::Value::Array(_) => format!("array {value}"),
+        toml::Value::Table(_) => "a table".to_string(),
+    }
+}
+
+fn coerce(raw: &str, kind: Kind) -> toml::Value {
+    match kind {
+        Kind::Str => toml::Value::String(raw.to_string()),
+        Kind::Int => raw.trim().parse::<i64>().map_or_else(
+            |_| toml::Value::String(raw.to_string()),
+            toml::Value::Integer,
+        ),
+        Kind::IntOrStr => raw.trim().parse::<i64>().map_or_else(
+            |_| toml::Value::String(raw.trim().to_string()),
+            toml::Value::Integer,
+        ),
+        Kind::Bool => match raw.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" | "yes" | "on" => toml::Value::Boolean(true),
+            "false" | "0" | "no" | "off" | "" => toml::Value::Boolean(false),
+            _ => toml::Value::String(raw.to_string()),
+        },
+        Kind::List => toml::Value::Array(
+            split_list(raw)
+                .into_iter()
+                .map(toml::Value::String)
+                .collect(),
+        ),
+    }
+}
+
+/// The effective value of each top-level key with its origin, after precedence.
+struct Layered {
+    values: BTreeMap<&'static str, (toml::Value, Origin)>,
+}
+
+impl Layered {
+    fn build(table: &toml::Table, overrides: &Overrides) -> Result<Self, ConfigError> {
+        for key in table.keys() {
+            let known =
+                TOP_KEYS.iter().any(|(k, _)| k == key) || TABLE_KEYS.contains(&key.as_str());
+            if !known {
+                return Err(ConfigError::UnknownKey {
+                    key: format!("tool.cudawheel.{key}"),
+                    origin: Origin::Pyproject,
+                    suggestion: suggest(
+                        key,
+                        TOP_KEYS
+                            .iter()
+                            .map(|(k, _)| *k)
+                            .chain(TABLE_KEYS.iter().copied()),
+                    )
+                    .map(|s| format!("tool.cudawheel.{s}")),
+                });
+            }
+        }
+        // Config settings: `key` or `cudawheel.key`; anything else is a mistake worth reporting.
+        let mut settings: BTreeMap<&'static str, (String, String)> = BTreeMap::new();
+        for (name, value) in &overrides.settings {
+            let bare = name.strip_prefix("cudawheel.").unwrap_or(name);
+            match TOP_KEYS.iter().find(|(k, _)| *k == bare) {
+                Some((k, _)) => {
+                    settings.insert(k, (name.clone(), value.clone()));
+                }
+                None => {
+                    return Err(ConfigError::UnknownKey {
+                        key: name.clone(),
+                        origin: Origin::Setting(name.clone()),
+                        suggestion: suggest(bare, TOP_KEYS.iter().map(|(k, _)| *k)),
+                    })
+                }
+            }
+        }
+        let mut values = BTreeMap::new();
+        for &(key, kind) in TOP_KEYS {
+            let env_var = env_name(key);
+            let value = if let Some((name, raw)) = settings.get(key) {
+                Some((coerce(raw, kind), Origin::Setting(name.clone())))
+            } else if let Some(raw) = overrides.env.get(&env_var).filter(|v| !v.is_empty()) {
+                Some((coerce(raw, kind), Origin::Env(env_var)))
+            } else if let Some(v) = table.get(key) {
+                Some((v.clone(), Origin::Pyproject))
+            } else {
+                // CMake's conventions sit below cudawheel's own names.
+                let fallback = match key {
+                    "archs" => Some("CUDAARCHS"),
+                    "host-compiler" => ["CUDAHOSTCXX", "CXX"]
+                        .into_iter()
+                        .find(|v| overrides.env.get(*v).is_some_and(|s| !s.is_empty())),
+                    _ => None,
+                };
+                fallback.and_then(|var| {
+                    overrides
+                        .env
+                        .get(var)
+                        .filter(|v| !v.is_empty())
+                        .map(|raw| (coerce(raw, kind), Origin::Env(var.to_string())))
+                })
+            };
+            if let Some(v) = value {
+                values.insert(key, v);
+            }
+        }
+        Ok(Layered { values })
+    }
+
+    fn field(&self, key: &str) -> Option<Field<'_>> {
+        self.values.get(key).map(|(value, origin)| Field {
+            key: format!("tool.cudawheel.{key}"),
+            value,
+            origin,
+        })
+    }
+}
+
+impl ToolConfig {
+    /// Reads `[tool.cudawheel]` (`table` may be empty) and applies the overrides.
+    pub fn parse(table: &toml::Table, overrides: &Overrides) -> Result<Self, ConfigError> {
+        let layered = Layered::build(table, overrides)?;
+        let get = |key: &str| layered.field(key);
+
+        let cuda = match get("cuda") {
+            None => Sourced {
+                value: CudaChoice::Auto,
+                origin: Origin::Pyproject,
+            },
+            Some(f) => {
+                let value = match f.value {
+                    toml::Value::Integer(i) => Some(*i),
+                    toml::Value::String(s) if s == "auto" => None,
+                    toml::Value::String(s) => Some(s.trim().parse::<i64>().map_err(|_| {
+                        f.invalid("expected a CUDA major version (11, 12 or 13) or \"auto\"")
+                    })?),
+                    _ => return Err(f.wrong_type("an integer (11, 12, 13) or \"auto\"")),
+                };
+                let value = match value {
+                    None => CudaChoice::Auto,
+                    Some(m @ (11..=13)) => CudaChoice::Major(m as u32),
+                    Some(_) => return Err(f.invalid("supported CUDA majors are 11, 12 and 13")),
+                };
+                Sourced {
+                    value,
+                    origin: f.origin.clone(),
+                }
+            }
+        };
+        let toolkit = match get("toolkit") {
+            None => Sourced {
+                value: ToolkitChoice::Auto,
+                origin: Origin::Pyproject,
+            },
+            Some(f) => Sourced {
+                value: f.one_of(&[
+                    ("auto", ToolkitChoice::Auto),
+                    ("system", ToolkitChoice::System),
+                    ("pip", ToolkitChoice::Pip),
+                ])?,
+                origin: f.origin.clone(),
+            },
+        };
+        let name_suffix = match get("name-suffix") {
+            None => "-cu{major}".to_string(),
+            Some(f) => {
+                let s = f.string()?;
+                let probe = s.replace("{major}", "13");
+                if !probe
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                {
+                    return Err(f.invalid(
+                        "a name suffix may hold only letters, digits, `-`, `_`, `.` and `{major}`",
+                    ));
+                }
+                s
+            }
+        };
+        let archs = match get("archs") {
+            None => None,
+            Some(f) => {
+                let list = f.list_or_string()?;
+                if list.is_empty() {
+                    return Err(f.invalid("give at least one architecture, e.g. [\"80\", \"90\"]"));
+                }
+                Some(Sourced {
+                    value: list,
+                    origin: f.origin.clone(),
+                })
+            }
+        };
+        let ptx = get("ptx")
+            .map(|f| {
+                f.one_of(&[
+                    ("highest", Ptx::Highest),
+                    ("none", Ptx::None),
+                    ("all", Ptx::All),
+                ])
+            })
+            .transpose()?
+            .unwrap_or(Ptx::Highest);
+        let cudart = get("cudart")
+            .map(|f| f.one_of(&[("shared", Cudart::Shared), ("static", Cudart::Static)]))
+            .transpose()?
+            .unwrap_or(Cudart::Shared);
+        let cuda_deps = get("cuda-deps")
+            .map(|f| {
+                f.one_of(&[
+                    ("required", CudaDeps::Required),
+                    ("extra", CudaDeps::Extra),
+                    ("none", CudaDeps::None),
+                ])
+            })
+            .transpose()?
+            .unwrap_or(CudaDeps::Required);
+        let python_source = get("python-source")
+            .map(|f| f.string())
+            .transpose()?
+            .unwrap_or_else(|| ".".into());
+        let packages = get("packages").map(|f| f.list_or_string()).transpose()?;
+        let py_limited_api = get("py-limited-api")
+            .map(|f| {
+                let s = f.string()?;
+                s.strip_prefix("cp3")
+                    .and_then(|minor| minor.parse::<u32>().ok())
+                    .filter(|minor| *minor >= 2)
+                    .ok_or_else(|| f.invalid("expected a CPython tag such as \"cp39\""))
+            })
+            .transpose()?;
+        let build_dir = get("build-dir")
+            .map(|f| f.string())
+            .transpose()?
+            .unwrap_or_else(|| "build/cudawheel".into());
+        let jobs = get("jobs")
+            .map(|f| match f.value {
+                toml::Value::Integer(n) if *n >= 1 => Ok(*n as usize),
+                toml::Value::Integer(_) => Err(f.invalid("expected a positive number of jobs")),
+                _ => Err(f.wrong_type("a positive integer")),
+            })
+            .transpose()?;
+        let non_empty = |f: Field<'_>| -> Result<String, ConfigError> {
+            let s = f.string()?;
+            if s.trim().is_empty() {
+                return Err(f.invalid("must not be empty"));
+            }
+            Ok(s)
+        };
+        let compiler_launcher = get("compiler-launcher").map(non_empty).transpose()?;
+        let host_compiler = get("host-compiler")
+            .map(|f| {
+                let origin = f.origin.clone();
+                non_empty(f).map(|value| Sourced { value, origin })
+            })
+            .transpose()?;
+        let system_rpath = get("system-rpath")
+            .map(|f| f.boolean())
+            .transpose()?
+            .unwrap_or(false);
+        let verbose = get("verbose")
+            .map(|f| f.boolean())
+            .transpose()?
+            .unwrap_or(false);
+
+        let extensions = parse_targets(table, "extension")?;
+        let shared_libraries = parse_targets(table, "shared-library")?;
+        let libraries = parse_libraries(table)?;
+
+        Ok(ToolConfig {
+            cuda,
+            toolkit,
+            name_suffix,
+            archs,
+            ptx,
+            cudart,
+            cuda_deps,
+            python_source,
+            packages,
+            py_limited_api,
+            build_dir,
+            jobs,
+            compiler_launcher,
+            host_compiler,
+            system_rpath,
+            verbose,
+            extensions,
+            shared_libraries,
+            libraries,
+        })
+    }
+
+    /// `name-suffix` with `{major}` filled in.
+    pub fn suffix_for(&self, major: u32) -> String {
+        self.name_suffix.replace("{major}", &major.to_string())
+    }
+}
+
+fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, ConfigError> {
+    let origin = Origin::Pyproject;
+    let Some(value) = table.get(kind) else {
+        return Ok(Vec::new());
+    };
+    let field = Field {
+        key: format!("tool.cudawheel.{kind}"),
+        value,
+        origin: &origin,
+    };
+    let Some(items) = value.as_array() else {
+        return Err(field.wrong_type(&format!("an array of tables (`[[tool.cudawheel.{kind}]]`)")));
+    };
+    let mut targets = Vec::new();
+    for (index, item) in items.iter().enumerate() {
+        let key = format!("tool.cudawheel.{kind}[{index}]");
+        let Some(t) = item.as_table() else {
+            return Err(Field {
+                key,
+                value: item,
+                origin: &origin,
+            }
+            .wrong_type("a table"));
+        };
+        let mut allowed: Vec<&str> = TARGET_KEYS.to_vec();
+        if kind == "shared-library" {
+            allowed.push("destination");
+        }
+        for k in t.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(ConfigError::UnknownKey {
+                    key: format!("{key}.{k}"),
+                    origin: origin.clone(),
+                    suggestion: suggest(k, allowed.iter().copied()).map(|s| format!("{key}.{s}")),
+                });
+            }
+        }
+        let f = |name: &str| {
+            t.get(name).map(|value| Field {
+                key: format!("{key}.{name}"),
+                value,
+                origin: &origin,
+            })
+        };
+        let list = |name: &str| {
+            f(name)
+                .map(|x| x.list())
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        let flag = |name: &str| {
+            f(name)
+                .map(|x| x.boolean())
+                .transpose()
+                .map(|b| b.unwrap_or(false))
+        };
+        let name = f("name")
+            .ok_or_else(|| ConfigError::MissingKey {
+                key: format!("{key}.name"),
+            })?
+            .string()?;
+        let sources = list("sources")?;
+        if t.get("sources").is_none() {
+            return Err(ConfigError::MissingKey {
+                key: format!("{key}.sources"),
+            });
+        }
+        let destination = f("destination").map(|x| x.string()).transpose()?;
+        targets.push(TargetConfig {
+            key: key.clone(),
+            name,
+            sources,
+            include_dirs: list("include-dirs")?,
+            defines: list("defines")?,
+            cuda_libraries: list("cuda-libraries")?,
+            link_with: list("link-with")?,
+            nvcc_flags: list("nvcc-flags")?,
+            cxx_flags: list("cxx-flags")?,
+            link_flags: list("link-flags")?,
+            rdc: flag("rdc")?,
+            optional: flag("optional")?,
+            destination,
+        });
+    }
+    Ok(targets)
+}
+
+fn parse_libraries(table: &toml::Table) -> Result<BTreeMap<String, LibraryConfig>, ConfigError> {
+    let origin = Origin::Pyproject;
+    let mut out = BTreeMap::new();
+    let Some(value) = table.get("library") else {
+        return Ok(out);
+    };
+    let Some(libs) = value.as_table() else {
+        return Err(Field {
+            key: "tool.cudawheel.library".into(),
+            value,
+            origin: &origin,
+        }
+        .wrong_type("a table of libraries (`[tool.cudawheel.library.<name>]`)"));
+    };
+    for (name, value) in libs {
+        let key = format!("tool.cudawheel.library.{name}");
+        let Some(t) = value.as_table() else {
+            return Err(Field {
+                key,
+                value,
+                origin: &origin,
+            }
+            .wrong_type("a table"));
+        };
+        for k in t.keys() {
+            if !LIBRARY_KEYS.contains(&k.as_str()) {
+                return Err(ConfigError::UnknownKey {
+                    key: format!("{key}.{k}"),
+                    origin: origin.clone(),
+                    suggestion: suggest(k, LIBRARY_KEYS.iter().copied())
+                        .map(|s| format!("{key}.{s}")),
+                });
+            }
+        }
+        let f = |n: &str| {
+            t.get(n).map(|value| Field {
+                key: format!("{key}.{n}"),
+                value,
+                origin: &origin,
+            })
+        };
+        let list = |n: &str| {
+            f(n).map(|x| x.list())
+                .transpose()
+                .map(Option::unwrap_or_default)
+        };
+        out.insert(
+            name.clone(),
+            LibraryConfig {
+                headers: list("headers")?,
+                shared: list("shared")?,
+                r#static: list("static")?,
+                search: list("search")?,
+                pip_package: f("pip-package").map(|x| x.string()).transpose()?,
+                env_prefix: f("env-prefix").map(|x| x.string()).transpose()?,
+            },
+        );
+    }
+    Ok(out)
+}

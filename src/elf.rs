@@ -1,0 +1,360 @@
+//! Stage 6, ELF: read what the linker produced (goblin), check it against the rules of
+//! contract §4, and derive the manylinux platform tag. Knows ELF, not wheels or CUDA catalogues:
+//! callers pass the NVIDIA SONAMEs that the wheel's dependencies provide.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::Hint;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ElfError {
+    #[error("Cannot read {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not a readable ELF file: {message}", path.display())]
+    Malformed { path: PathBuf, message: String },
+    #[error("{wheel_path}: {problem}")]
+    Audit {
+        wheel_path: String,
+        problem: String,
+        fix: String,
+    },
+}
+
+impl Hint for ElfError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            ElfError::Audit { fix, .. } => vec![fix.clone()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// What an ELF shared object declares about its loading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElfReport {
+    pub soname: Option<String>,
+    pub needed: Vec<String>,
+    /// DT_RPATH entries, split on `:`.
+    pub rpath: Vec<String>,
+    /// DT_RUNPATH entries, split on `:`.
+    pub runpath: Vec<String>,
+    /// Versioned symbol requirements: library -> {`GLIBC_2.14`, ...}.
+    pub version_needs: BTreeMap<String, BTreeSet<String>>,
+    /// e_machine
+    pub machine: u16,
+}
+
+fn split_paths(entries: &[&str]) -> Vec<String> {
+    entries
+        .iter()
+        .flat_map(|e| e.split(':'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Parses an ELF image held in memory.
+pub fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ElfError> {
+    let elf = goblin::elf::Elf::parse(bytes).map_err(|e| ElfError::Malformed {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut version_needs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    if let Some(verneed) = &elf.verneed {
+        for need in verneed.iter() {
+            let Some(file) = elf.dynstrtab.get_at(need.vn_file) else {
+                continue;
+            };
+            for aux in need.iter() {
+                if let Some(name) = elf.dynstrtab.get_at(aux.vna_name) {
+                    version_needs
+                        .entry(file.to_string())
+                        .or_default()
+                        .insert(name.to_string());
+                }
+            }
+        }
+    }
+    Ok(ElfReport {
+        soname: elf.soname.map(str::to_string),
+        needed: elf.libraries.iter().map(|s| s.to_string()).collect(),
+        rpath: split_paths(&elf.rpaths),
+        runpath: split_paths(&elf.runpaths),
+        version_needs,
+        machine: elf.header.e_machine,
+    })
+}
+
+pub fn read(path: &Path) -> Result<ElfReport, ElfError> {
+    let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(path, &bytes)
+}
+
+/// One manylinux policy (PEP 600): the newest symbol versions and the libraries it allows.
+struct Policy {
+    glibc_minor: u32,
+    /// Newest allowed version of each symbol-version family.
+    max: &'static [(&'static str, &'static str)],
+}
+
+/// From the manylinux images' own system libraries (as auditwheel's policy file lists them).
+const POLICIES: &[Policy] = &[
+    Policy {
+        glibc_minor: 17,
+        max: &[("GLIBCXX", "3.4.19"), ("CXXABI", "1.3.7"), ("GCC", "4.8.0")],
+    },
+    Policy {
+        glibc_minor: 24,
+        max: &[
+            ("GLIBCXX", "3.4.22"),
+            ("CXXABI", "1.3.10"),
+            ("GCC", "6.0.0"),
+        ],
+    },
+    Policy {
+        glibc_minor: 27,
+        max: &[
+            ("GLIBCXX", "3.4.24"),
+            ("CXXABI", "1.3.11"),
+            ("GCC", "7.0.0"),
+        ],
+    },
+    Policy {
+        glibc_minor: 28,
+        max: &[
+            ("GLIBCXX", "3.4.25"),
+            ("CXXABI", "1.3.11"),
+            ("GCC", "7.0.0"),
+        ],
+    },
+    Policy {
+        glibc_minor: 31,
+        max: &[
+            ("GLIBCXX", "3.4.28"),
+            ("CXXABI", "1.3.12"),
+            ("GCC", "10.0.0"),
+        ],
+    },
+    Policy {
+        glibc_minor: 34,
+        max: &[
+            ("GLIBCXX", "3.4.29"),
+            ("CXXABI", "1.3.13"),
+            ("GCC", "11.0.0"),
+        ],
+    },
+    Policy {
+        glibc_minor: 35,
+        max: &[
+            ("GLIBCXX", "3.4.30"),
+            ("CXXABI", "1.3.13"),
+            ("GCC", "12.0.0"),
+        ],
+    },
+    Policy {
+        glibc_minor: 39,
+        max: &[
+            ("GLIBCXX", "3.4.33"),
+            ("CXXABI", "1.3.15"),
+            ("GCC", "14.0.0"),
+        ],
+    },
+];
+
+/// Libraries every manylinux policy lets a wheel load from the system.
+pub const SYSTEM_LIBRARIES: &[&str] = &[
+    "libgcc_s.so.1",
+    "libstdc++.so.6",
+    "libm.so.6",
+    "libdl.so.2",
+    "librt.so.1",
+    "libc.so.6",
+    "libnsl.so.1",
+    "libutil.so.1",
+    "libpthread.so.0",
+    "libresolv.so.2",
+    "libX11.so.6",
+    "libXext.so.6",
+    "libXrender.so.1",
+    "libICE.so.6",
+    "libSM.so.6",
+    "libGL.so.1",
+    "libgobject-2.0.so.0",
+    "libgthread-2.0.so.0",
+    "libglib-2.0.so.0",
+    "ld-linux-x86-64.so.2",
+    "ld-linux-aarch64.so.1",
+    "libz.so.1",
+    "libexpat.so.1",
+    // The driver's library: never bundled, never in RPATH, always from the system.
+    "libcuda.so.1",
+];
+
+fn version_tuple(v: &str) -> Vec<u32> {
+    v.split('.').map(|p| p.parse().unwrap_or(0)).collect()
+}
+
+/// The oldest manylinux policy all `reports` satisfy, as a platform tag; `linux_<arch>` when
+/// none does. `provided` are SONAMEs that the wheel's declared dependencies (or the wheel
+/// itself) supply, so they do not count against the policy.
+pub fn platform_tag(reports: &[&ElfReport], arch: &str, provided: &BTreeSet<String>) -> String {
+    let linux = format!("linux_{arch}");
+    let mut needs: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    for r in reports {
+        for lib in &r.needed {
+            if !SYSTEM_LIBRARIES.contains(&lib.as_str()) && !provided.contains(lib) {
+                return linux;
+            }
+        }
+        for (lib, versions) in &r.version_needs {
+            if provided.contains(lib) {
+                continue;
+            }
+            for v in versions {
+                let Some((family, number)) = v.split_once('_') else {
+                    continue;
+                };
+                let family = match family {
+                    "GLIBC" | "GLIBCXX" | "CXXABI" | "GCC" => family,
+                    _ => continue,
+                };
+                let t = version_tuple(number);
+                let slot = needs.entry(family).or_default();
+                if t > *slot {
+                    *slot = t;
+                }
+            }
+        }
+    }
+    let glibc = needs.get("GLIBC").cloned().unwrap_or_default();
+    for p in POLICIES {
+        if glibc > vec![2, p.glibc_minor] {
+            continue;
+        }
+        let fits = p
+            .max
+            .iter()
+            .all(|(family, max)| needs.get(family).is_none_or(|n| *n <= version_tuple(max)));
+        if fits {
+            return format!("manylinux_2_{}_{arch}", p.glibc_minor);
+        }
+    }
+    linux
+}
+
+/// Checks one built ELF: RPATH only `$ORIGIN`-relative and exactly `expected_rpath`, no
+/// RUNPATH, every NEEDED from the system list, the wheel, or a declared dependency.
+pub fn audit(
+    report: &ElfReport,
+    wheel_path: &str,
+    expected_rpath: &[String],
+    provided: &BTreeSet<String>,
+) -> Result<(), ElfError> {
+    let fail = |problem: String, fix: &str| ElfError::Audit {
+        wheel_path: wheel_path.to_string(),
+        problem,
+        fix: fix.to_string(),
+    };
+    if !report.runpath.is_empty() {
+        return Err(fail(
+            format!(
+                "has a DT_RUNPATH ({}); wheels must use DT_RPATH",
+                report.runpath.join(":")
+            ),
+            "remove `-Wl,--enable-new-dtags` from `link-flags`",
+        ));
+    }
+    for entry in &report.rpath {
+        if entry.is_empty() || !(entry == "$ORIGIN" || entry.starts_with("$ORIGIN/")) {
+            return Err(fail(
+                format!("has the RPATH entry {entry:?}, which is not `$ORIGIN`-relative"),
+                "remove `-Wl,-rpath` options from `link-flags`; cudawheel sets the RPATH itself",
+            ));
+        }
+    }
+    if report.rpath != expected_rpath {
+        return Err(fail(
+            format!(
+                "has RPATH {:?}, expected {:?}",
+                report.rpath.join(":"),
+                expected_rpath.join(":")
+            ),
+            "remove `-Wl,-rpath` options from `link-flags`; cudawheel sets the RPATH itself",
+        ));
+    }
+    for lib in &report.needed {
+        if !SYSTEM_LIBRARIES.contains(&lib.as_str()) && !provided.contains(lib) {
+            return Err(fail(
+                format!("needs {lib}, which neither the system, the wheel nor a declared dependency provides"),
+                "link it through `cuda-libraries` so that cudawheel declares the wheel that provides it",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(needed: &[&str], versions: &[(&str, &[&str])]) -> ElfReport {
+        ElfReport {
+            soname: None,
+            needed: needed.iter().map(|s| s.to_string()).collect(),
+            rpath: vec!["$ORIGIN/../nvidia/cu13/lib".into()],
+            runpath: vec![],
+            version_needs: versions
+                .iter()
+                .map(|(l, v)| (l.to_string(), v.iter().map(|s| s.to_string()).collect()))
+                .collect(),
+            machine: 62,
+        }
+    }
+
+    #[test]
+    fn tag_follows_the_newest_symbol_version() {
+        let provided: BTreeSet<String> = ["libcudart.so.13".to_string()].into();
+        let r = report(
+            &["libcudart.so.13", "libc.so.6"],
+            &[("libc.so.6", &["GLIBC_2.2.5", "GLIBC_2.14"])],
+        );
+        assert_eq!(
+            platform_tag(&[&r], "x86_64", &provided),
+            "manylinux_2_17_x86_64"
+        );
+        let r = report(
+            &["libstdc++.so.6"],
+            &[
+                ("libstdc++.so.6", &["GLIBCXX_3.4.29"]),
+                ("libc.so.6", &["GLIBC_2.17"]),
+            ],
+        );
+        assert_eq!(
+            platform_tag(&[&r], "x86_64", &provided),
+            "manylinux_2_34_x86_64"
+        );
+        let r = report(&["libfoo.so.1"], &[]);
+        assert_eq!(platform_tag(&[&r], "x86_64", &provided), "linux_x86_64");
+    }
+
+    #[test]
+    fn audit_rejects_absolute_rpath_and_undeclared_libraries() {
+        let provided: BTreeSet<String> = ["libcudart.so.13".to_string()].into();
+        let mut r = report(&["libcudart.so.13"], &[]);
+        let expected = vec!["$ORIGIN/../nvidia/cu13/lib".to_string()];
+        audit(&r, "a/b.so", &expected, &provided).unwrap();
+        r.rpath.push("/tmp/build-env/lib".into());
+        let e = audit(&r, "a/b.so", &expected, &provided).unwrap_err();
+        assert!(e.to_string().contains("not `$ORIGIN`-relative"), "{e}");
+        let r = report(&["libcublas.so.13"], &[]);
+        let e = audit(&r, "a/b.so", &expected, &provided).unwrap_err();
+        assert!(e.to_string().contains("needs libcublas.so.13"), "{e}");
+    }
+}

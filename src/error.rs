@@ -1,0 +1,77 @@
+//! The crate's error type: one enum per stage, gathered here, plus the `hint:` lines.
+//!
+//! Messages say what was wrong and where (file, TOML key, path); hints say what to do next.
+//! `render` is the single place that turns an error into the text a user reads.
+
+use std::fmt::Write as _;
+
+use crate::archive::ArchiveError;
+use crate::compile::CompileError;
+use crate::config::ConfigError;
+use crate::elf::ElfError;
+use crate::plan::PlanError;
+use crate::toolchain::ToolchainError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Toolchain(#[from] ToolchainError),
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    #[error(transparent)]
+    Elf(#[from] ElfError),
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+    /// `prepare_metadata_for_build_wheel` wrote something the wheel build would not.
+    #[error("The METADATA prepared earlier differs from the one this build produces ({0})")]
+    InconsistentMetadata(String),
+}
+
+/// Something a user can do about an error.
+pub trait Hint {
+    fn hints(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl Hint for Error {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            Error::Config(e) => e.hints(),
+            Error::Plan(e) => e.hints(),
+            Error::Toolchain(e) => e.hints(),
+            Error::Compile(e) => e.hints(),
+            Error::Elf(e) => e.hints(),
+            Error::Archive(e) => e.hints(),
+            Error::InconsistentMetadata(_) => {
+                vec![
+                    "the build environment changed between the two hooks; run the build again"
+                        .into(),
+                ]
+            }
+        }
+    }
+}
+
+/// The full user-facing text: the message, its causes, then `hint:` lines.
+pub fn render(err: &Error) -> String {
+    let mut out = format!("cudawheel: error: {err}");
+    let mut source = std::error::Error::source(err);
+    // `transparent` variants forward `source` to the inner error; skip what Display already showed.
+    let shown = err.to_string();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !shown.contains(&text) {
+            let _ = write!(out, "\n  caused by: {text}");
+        }
+        source = cause.source();
+    }
+    for hint in err.hints() {
+        let _ = write!(out, "\n\nhint: {hint}");
+    }
+    out
+}

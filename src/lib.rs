@@ -1,0 +1,34 @@
+//! cudawheel: a PEP 517 build backend that turns projects with CUDA sources into small,
+//! correct wheels that find NVIDIA's runtime wheels through `$ORIGIN`-relative RPATHs.
+//!
+//! Data flows one way through the stages, each in its own file (see ARCHITECTURE.md):
+//!
+//! | stage | file | input -> output |
+//! | --- | --- | --- |
+//! | 1 configuration | `config/` | pyproject.toml + `Overrides` -> `Config` |
+//! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
+//! | 3 toolchain and libraries | `toolchain.rs` | `ToolConfig` + env -> `Toolchain` |
+//! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s -> object files |
+//! | 5 link | `link.rs` | objects -> one shared object per extension |
+//! | 6 ELF audit and tag | `elf.rs` | `.so` -> `ElfReport`, audit, platform tag |
+//! | 7 archives | `archive.rs` + `metadata.rs` | files -> wheel / sdist |
+//!
+//! `pep517.rs` is the only module that calls more than one stage; `py.rs` the only one that
+//! knows Python; `ui.rs` the only one that prints.
+
+pub mod archive;
+pub mod compile;
+pub mod config;
+pub mod elf;
+pub mod error;
+pub mod link;
+pub mod metadata;
+pub mod pep517;
+pub mod plan;
+#[cfg(feature = "python")]
+mod py;
+pub mod python;
+pub mod toolchain;
+pub mod ui;
+
+pub use error::{render, Error};

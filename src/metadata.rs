@@ -1,0 +1,182 @@
+//! Core Metadata 2.4 (METADATA / PKG-INFO), WHEEL and entry_points.txt, rendered from the
+//! validated `[project]` and the CUDA runtime requirements the build derived. Pure: no IO.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use pep508_rs::PackageName;
+
+use crate::config::{CudaDeps, License, Person, Project};
+
+/// The built distribution's identity: `[project].name` plus the CUDA suffix.
+#[derive(Debug, Clone)]
+pub struct DistName {
+    /// As it appears in `Name:`: the user's spelling plus the suffix (`saxpy-cu13`).
+    pub display: String,
+    pub normalized: PackageName,
+}
+
+impl DistName {
+    pub fn new(project: &Project, suffix: &str) -> DistName {
+        let display = format!("{}{suffix}", project.name);
+        // The suffix is checked to hold only name characters, so the result stays valid.
+        let normalized = display
+            .parse()
+            .unwrap_or_else(|_| project.normalized_name.clone());
+        DistName {
+            display,
+            normalized,
+        }
+    }
+
+    /// `saxpy_cu13`: the file-name form (wheel, sdist, .dist-info).
+    pub fn file_stem(&self) -> String {
+        self.normalized.as_dist_info_name().into_owned()
+    }
+}
+
+/// What the CUDA side adds to `Requires-Dist`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CudaRequires {
+    /// Known: `nvidia-cuda-runtime>=13.5,<14`, ...
+    Known(Vec<String>),
+    /// Decided at wheel-build time (sdists): rendered as `Dynamic: Requires-Dist`.
+    Dynamic,
+}
+
+fn people(out: &mut String, field: &str, list: &[Person]) {
+    let names: Vec<&str> = list
+        .iter()
+        .filter(|p| p.email.is_none())
+        .filter_map(|p| p.name.as_deref())
+        .collect();
+    if !names.is_empty() {
+        let _ = writeln!(out, "{field}: {}", names.join(", "));
+    }
+    let emails: Vec<String> = list
+        .iter()
+        .filter_map(|p| {
+            p.email.as_ref().map(|e| match &p.name {
+                Some(n) => format!("{n} <{e}>"),
+                None => e.clone(),
+            })
+        })
+        .collect();
+    if !emails.is_empty() {
+        let _ = writeln!(out, "{field}-email: {}", emails.join(", "));
+    }
+}
+
+/// METADATA (wheel) or PKG-INFO (sdist).
+pub fn core_metadata(
+    project: &Project,
+    name: &DistName,
+    cuda: &CudaRequires,
+    mode: CudaDeps,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Metadata-Version: 2.4");
+    let _ = writeln!(out, "Name: {}", name.display);
+    let _ = writeln!(out, "Version: {}", project.version);
+    if let Some(d) = &project.description {
+        let _ = writeln!(out, "Summary: {d}");
+    }
+    if !project.keywords.is_empty() {
+        let _ = writeln!(out, "Keywords: {}", project.keywords.join(","));
+    }
+    people(&mut out, "Author", &project.authors);
+    people(&mut out, "Maintainer", &project.maintainers);
+    match &project.license {
+        Some(License::Expression(e)) => {
+            let _ = writeln!(out, "License-Expression: {e}");
+        }
+        Some(License::Text(t)) => {
+            let _ = writeln!(out, "License: {}", t.trim_end().replace('\n', "\n        "));
+        }
+        None => {}
+    }
+    for f in &project.license_files {
+        let _ = writeln!(out, "License-File: {}", portable(f));
+    }
+    for c in &project.classifiers {
+        let _ = writeln!(out, "Classifier: {c}");
+    }
+    if let Some(rp) = &project.requires_python {
+        let _ = writeln!(out, "Requires-Python: {rp}");
+    }
+    for r in &project.dependencies {
+        let _ = writeln!(out, "Requires-Dist: {r}");
+    }
+    let mut extras: Vec<String> = Vec::new();
+    for (extra, reqs) in &project.optional_dependencies {
+        for r in reqs {
+            let _ = writeln!(out, "Requires-Dist: {}", r.clone().with_extra_marker(extra));
+        }
+        extras.push(extra.to_string());
+    }
+    match cuda {
+        CudaRequires::Known(reqs) => match mode {
+            CudaDeps::Required => reqs.iter().for_each(|r| {
+                let _ = writeln!(out, "Requires-Dist: {r}");
+            }),
+            CudaDeps::Extra => {
+                reqs.iter().for_each(|r| {
+                    let _ = writeln!(out, "Requires-Dist: {r}; extra == \"cuda\"");
+                });
+                if !extras.iter().any(|e| e == "cuda") {
+                    extras.push("cuda".into());
+                }
+            }
+            CudaDeps::None => {}
+        },
+        CudaRequires::Dynamic => {
+            let _ = writeln!(out, "Dynamic: Requires-Dist");
+        }
+    }
+    for e in &extras {
+        let _ = writeln!(out, "Provides-Extra: {e}");
+    }
+    for (label, url) in &project.urls {
+        let _ = writeln!(out, "Project-URL: {label}, {url}");
+    }
+    if let Some(readme) = &project.readme {
+        let _ = writeln!(out, "Description-Content-Type: {}", readme.content_type);
+        let _ = write!(out, "\n{}", readme.text);
+        if !readme.text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The `.dist-info/WHEEL` file.
+pub fn wheel_file(tag: &str) -> String {
+    format!(
+        "Wheel-Version: 1.0\nGenerator: cudawheel {}\nRoot-Is-Purelib: false\nTag: {tag}\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// `entry_points.txt`, or `None` when the project declares none.
+pub fn entry_points(project: &Project) -> Option<String> {
+    if project.entry_points.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    for (group, items) in &project.entry_points {
+        let _ = writeln!(out, "[{group}]");
+        for (name, value) in items {
+            let _ = writeln!(out, "{name} = {value}");
+        }
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// `/`-separated path for archives and metadata.
+pub fn portable(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}

@@ -1,0 +1,403 @@
+//! The PEP 517 hooks as stateless Rust functions, and the one place that composes the stages:
+//!
+//! ```text
+//! Config::load ─► BuildPlan::new ─► toolchain::discover ─► compile::run_all ─► link
+//!             ─► elf::read / audit / platform_tag ─► archive::write_wheel
+//! ```
+//! Every hook re-reads pyproject.toml, as PEP 517 allows each hook to run in a fresh process.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::archive::{self, Files};
+use crate::compile;
+use crate::config::{Config, Cudart, Overrides};
+use crate::elf;
+use crate::error::Error;
+use crate::link;
+use crate::metadata::{self, CudaRequires, DistName};
+use crate::plan::{self, BuildPlan};
+use crate::python::PythonInfo;
+use crate::toolchain::{self, Toolchain};
+use crate::ui;
+
+/// What every hook gets: the project, the overrides (config settings + environment), and the
+/// Python that runs the build.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub source_tree: &'a Path,
+    pub overrides: &'a Overrides,
+    pub python: &'a PythonInfo,
+}
+
+/// Stages 1-3 done: everything known before compiling.
+struct Resolved {
+    config: Config,
+    plan: BuildPlan,
+    toolchain: Toolchain,
+    name: DistName,
+    cuda_requires: Vec<String>,
+}
+
+fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
+    let config = Config::load(req.source_tree, req.overrides)?;
+    let plan = BuildPlan::new(&config, req.python)?;
+    let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    let name = DistName::new(
+        &config.project,
+        &config.tool.suffix_for(toolchain.nvcc.major),
+    );
+    let cuda_requires = match (&toolchain.cudart.provider, config.tool.cudart) {
+        (Some(p), Cudart::Shared) => {
+            vec![format!(
+                "{}>={}.{},<{}",
+                p.dist,
+                p.floor.0,
+                p.floor.1,
+                p.floor.0 + 1
+            )]
+        }
+        _ => Vec::new(),
+    };
+    Ok(Resolved {
+        config,
+        plan,
+        toolchain,
+        name,
+        cuda_requires,
+    })
+}
+
+fn dist_info_name(r: &Resolved) -> String {
+    format!(
+        "{}-{}.dist-info",
+        r.name.file_stem(),
+        r.config.project.version
+    )
+}
+
+fn render_metadata(r: &Resolved) -> String {
+    metadata::core_metadata(
+        &r.config.project,
+        &r.name,
+        &CudaRequires::Known(r.cuda_requires.clone()),
+        r.config.tool.cuda_deps,
+    )
+}
+
+/// METADATA, entry points and license files (everything in .dist-info but WHEEL and RECORD).
+fn dist_info_files(r: &Resolved, files: &mut Files) -> Result<(), Error> {
+    let di = dist_info_name(r);
+    files.add_bytes(&format!("{di}/METADATA"), render_metadata(r), false);
+    if let Some(ep) = metadata::entry_points(&r.config.project) {
+        files.add_bytes(&format!("{di}/entry_points.txt"), ep, false);
+    }
+    for lic in &r.config.project.license_files {
+        files.add_file(
+            &format!("{di}/licenses/{}", metadata::portable(lic)),
+            &r.config.root.join(lic),
+        )?;
+    }
+    Ok(())
+}
+
+pub fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
+    let config = Config::load(req.source_tree, req.overrides)?;
+    Ok(toolchain::build_requirements(
+        &config.tool,
+        &req.overrides.env,
+        req.python,
+    )?)
+}
+
+pub fn get_requires_for_build_sdist(req: &Request<'_>) -> Result<Vec<String>, Error> {
+    Config::load(req.source_tree, req.overrides)?;
+    Ok(Vec::new())
+}
+
+/// Writes `<name>-<version>.dist-info/` into `metadata_dir`; returns its name.
+pub fn prepare_metadata_for_build_wheel(
+    req: &Request<'_>,
+    metadata_dir: &Path,
+) -> Result<String, Error> {
+    let r = resolve(req)?;
+    let mut files = Files::default();
+    dist_info_files(&r, &mut files)?;
+    write_tree(metadata_dir, files)?;
+    Ok(dist_info_name(&r))
+}
+
+fn write_tree(dir: &Path, files: Files) -> Result<(), Error> {
+    let tmp = tempfile::tempdir_in(dir).map_err(|source| archive::ArchiveError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut top = BTreeSet::new();
+    for (path, bytes, _) in &files.into_entries() {
+        let target = tmp.path().join(path);
+        let io = |source| archive::ArchiveError::Io {
+            path: target.clone(),
+            source,
+        };
+        std::fs::create_dir_all(target.parent().expect("entries have a folder")).map_err(io)?;
+        std::fs::write(&target, bytes).map_err(io)?;
+        top.insert(
+            path.split('/')
+                .next()
+                .expect("split yields one item")
+                .to_string(),
+        );
+    }
+    for name in top {
+        let dest = dir.join(&name);
+        let _ = std::fs::remove_dir_all(&dest);
+        std::fs::rename(tmp.path().join(&name), &dest).map_err(|source| {
+            archive::ArchiveError::Io {
+                path: dest.clone(),
+                source,
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// Builds the wheel into `wheel_dir`; returns its file name.
+pub fn build_wheel(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    metadata_dir: Option<&Path>,
+) -> Result<String, Error> {
+    let r = resolve(req)?;
+    let tool = &r.config.tool;
+    let di = dist_info_name(&r);
+    if let Some(md) = metadata_dir {
+        // PEP 517 passes the `.dist-info` folder itself that `prepare_metadata_*` returned.
+        let file = if md.extension().is_some_and(|e| e == "dist-info") {
+            md.join("METADATA")
+        } else {
+            md.join(&di).join("METADATA")
+        };
+        let prepared = std::fs::read_to_string(&file).unwrap_or_default();
+        if prepared != render_metadata(&r) {
+            return Err(Error::InconsistentMetadata(file.display().to_string()));
+        }
+    }
+    let tc = &r.toolchain;
+    ui::status(&format!(
+        "building {} {} for CUDA {} (nvcc {} from {})",
+        r.name.display,
+        r.config.project.version,
+        tc.nvcc.major,
+        tc.nvcc.full_version,
+        match &tc.nvcc.origin {
+            toolchain::NvccOrigin::System(label) => format!("{label}: {}", tc.nvcc.path.display()),
+            toolchain::NvccOrigin::Pip(site) => format!("NVIDIA wheels in {}", site.display()),
+        }
+    ));
+    let gencodes = plan::gencodes(
+        r.plan.archs.as_ref(),
+        r.plan.ptx,
+        tc.nvcc.major,
+        &tc.nvcc.archs,
+        &tc.nvcc.full_version,
+    )?;
+
+    // Compile every extension's sources in one pool, then link each extension.
+    let build_dir = &r.plan.build_dir;
+    let obj_dir = build_dir.join("obj");
+    let out_dir = build_dir.join("out");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let mut compile_jobs = Vec::new();
+    let mut objects: Vec<Vec<PathBuf>> = Vec::new();
+    for ext in &r.plan.extensions {
+        let jobs = compile::compile_jobs(ext, &r.plan, tc, req.python, &gencodes, &obj_dir);
+        objects.push(jobs.iter().map(|j| j.output.clone()).collect());
+        compile_jobs.extend(jobs);
+    }
+    compile::run_all(&compile_jobs, r.plan.jobs, tool.verbose)?;
+    let link_jobs: Vec<_> = r
+        .plan
+        .extensions
+        .iter()
+        .zip(&objects)
+        .map(|(ext, objs)| link::link_job(ext, objs, tc, tool.cudart, &out_dir))
+        .collect();
+    compile::run_all(&link_jobs, r.plan.jobs, tool.verbose)?;
+
+    // Audit every ELF and derive the platform tag.
+    let provided: BTreeSet<String> = tc.cudart.soname.iter().cloned().collect();
+    let mut reports = Vec::new();
+    for ext in &r.plan.extensions {
+        let report = elf::read(&out_dir.join(&ext.wheel_path))?;
+        elf::audit(
+            &report,
+            &ext.wheel_path,
+            &link::rpath_for(ext, tc, tool.cudart),
+            &provided,
+        )?;
+        reports.push(report);
+    }
+    let platform = elf::platform_tag(
+        &reports.iter().collect::<Vec<_>>(),
+        &req.python.machine,
+        &provided,
+    );
+    let (py, abi) = req.python.tag(r.plan.limited_api);
+    let tag = format!("{py}-{abi}-{platform}");
+
+    let mut files = Files::default();
+    for pkg in &r.plan.packages {
+        add_package(&mut files, &r.plan.python_source, pkg, &r.plan)?;
+    }
+    for ext in &r.plan.extensions {
+        files.add_file(&ext.wheel_path, &out_dir.join(&ext.wheel_path))?;
+    }
+    dist_info_files(&r, &mut files)?;
+    files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(&tag), false);
+    let filename = format!(
+        "{}-{}-{tag}.whl",
+        r.name.file_stem(),
+        r.config.project.version
+    );
+    let path = archive::write_wheel(wheel_dir, &filename, &di, files, r.config.source_date_epoch)?;
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    ui::status(&format!(
+        "built {filename} ({:.1} kB)",
+        size as f64 / 1000.0
+    ));
+    Ok(filename)
+}
+
+/// The package folder's files, minus caches and stale copies of the extensions being built.
+fn add_package(
+    files: &mut Files,
+    python_source: &Path,
+    pkg: &Path,
+    plan: &BuildPlan,
+) -> Result<(), Error> {
+    let stale: Vec<String> = plan
+        .extensions
+        .iter()
+        .map(|e| e.module.replace('.', "/"))
+        .collect();
+    for entry in walkdir::WalkDir::new(python_source.join(pkg))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "__pycache__")
+    {
+        let entry = entry.map_err(|e| archive::ArchiveError::Read {
+            path: e.path().map(Path::to_path_buf).unwrap_or_default(),
+            source: e.into(),
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(python_source)
+            .expect("walk stays under python_source");
+        let rel = metadata::portable(rel);
+        let is_stale_build =
+            rel.ends_with(".so") && stale.iter().any(|m| rel.starts_with(&format!("{m}.")));
+        if rel.ends_with(".pyc") || is_stale_build {
+            continue;
+        }
+        files.add_file(&rel, entry.path())?;
+    }
+    Ok(())
+}
+
+/// Builds the sdist into `sdist_dir`; returns its file name.
+pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
+    let config = Config::load(req.source_tree, req.overrides)?;
+    let plan = BuildPlan::new(&config, req.python)?;
+    let major = toolchain::resolve_major(&config.tool, &req.overrides.env, req.python)?;
+    let name = DistName::new(&config.project, &config.tool.suffix_for(major));
+    let top = format!("{}-{}", name.file_stem(), config.project.version);
+    let root = &config.root;
+    let mut files = Files::default();
+
+    // pyproject.toml with the resolved major pinned: the sdist's Name is per CUDA major.
+    let mut doc: toml_edit::DocumentMut = config
+        .pyproject_text
+        .parse()
+        .expect("parsed once already by Config::load");
+    let tool = doc
+        .entry("tool")
+        .or_insert(toml_edit::table())
+        .as_table_mut();
+    if let Some(tool) = tool {
+        tool.set_implicit(true);
+        if let Some(cw) = tool
+            .entry("cudawheel")
+            .or_insert(toml_edit::table())
+            .as_table_mut()
+        {
+            cw["cuda"] = toml_edit::value(i64::from(major));
+        }
+    }
+    files.add_bytes("pyproject.toml", doc.to_string(), false);
+    let meta = metadata::core_metadata(
+        &config.project,
+        &name,
+        &CudaRequires::Dynamic,
+        config.tool.cuda_deps,
+    );
+    files.add_bytes("PKG-INFO", meta, false);
+
+    let mut extra: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for ext in &plan.extensions {
+        for src in &ext.sources {
+            extra.insert(metadata::portable(&src.rel), src.path.clone());
+            // Headers next to the sources.
+            if let Some(dir) = src.path.parent() {
+                add_headers(&mut extra, root, dir, false);
+            }
+        }
+        for dir in &ext.include_dirs {
+            add_headers(&mut extra, root, dir, true);
+        }
+    }
+    if let Some(readme) = config.project.readme.as_ref().and_then(|r| r.file.as_ref()) {
+        extra.insert(metadata::portable(readme), root.join(readme));
+    }
+    for lic in &config.project.license_files {
+        extra.insert(metadata::portable(lic), root.join(lic));
+    }
+    for (rel, path) in extra {
+        files.add_file(&rel, &path)?;
+    }
+    let src_prefix = plan
+        .python_source
+        .strip_prefix(root)
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    for pkg in &plan.packages {
+        let mut pkg_files = Files::default();
+        add_package(&mut pkg_files, &plan.python_source, pkg, &plan)?;
+        for (path, bytes, exec) in pkg_files.into_entries() {
+            files.add_bytes(&metadata::portable(&src_prefix.join(path)), bytes, exec);
+        }
+    }
+    let filename = format!("{top}.tar.gz");
+    archive::write_sdist(sdist_dir, &filename, &top, files, config.source_date_epoch)?;
+    ui::status(&format!("built {filename}"));
+    Ok(filename)
+}
+
+fn add_headers(out: &mut BTreeMap<String, PathBuf>, root: &Path, dir: &Path, recursive: bool) {
+    const HEADERS: &[&str] = &["h", "hh", "hpp", "hxx", "cuh", "inl", "inc", "tcc"];
+    let walker = walkdir::WalkDir::new(dir).max_depth(if recursive { usize::MAX } else { 1 });
+    for entry in walker.into_iter().flatten() {
+        let p = entry.path();
+        let is_header = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| HEADERS.contains(&e));
+        if entry.file_type().is_file() && is_header {
+            if let Ok(rel) = p.strip_prefix(root) {
+                out.insert(metadata::portable(rel), p.to_path_buf());
+            }
+        }
+    }
+}

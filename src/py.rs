@@ -1,0 +1,85 @@
+//! The only file that knows Python: one entry point the `cudawheel` package's hooks call.
+//! Inputs arrive as JSON strings (config settings, facts about the interpreter); the result
+//! goes back as JSON. Errors become `cudawheel._core.BuildError` with the rendered message.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pyo3::create_exception;
+use pyo3::prelude::*;
+
+use crate::config::Overrides;
+use crate::pep517::{self, Request};
+use crate::python::PythonInfo;
+
+create_exception!(_core, BuildError, pyo3::exceptions::PyException);
+
+fn run(
+    hook: &str,
+    source_tree: &str,
+    output_dir: Option<&str>,
+    metadata_dir: Option<&str>,
+    settings_json: &str,
+    python_json: &str,
+) -> Result<String, String> {
+    let settings: BTreeMap<String, String> = serde_json::from_str(settings_json)
+        .map_err(|e| format!("cudawheel: internal error: bad settings: {e}"))?;
+    let python: PythonInfo = serde_json::from_str(python_json)
+        .map_err(|e| format!("cudawheel: internal error: bad interpreter facts: {e}"))?;
+    let overrides = Overrides::from_process_env(settings);
+    let req = Request {
+        source_tree: Path::new(source_tree),
+        overrides: &overrides,
+        python: &python,
+    };
+    let out = || Path::new(output_dir.unwrap_or("."));
+    let result = match hook {
+        "get_requires_for_build_wheel" => {
+            pep517::get_requires_for_build_wheel(&req).map(|v| serde_json::json!(v))
+        }
+        "get_requires_for_build_sdist" => {
+            pep517::get_requires_for_build_sdist(&req).map(|v| serde_json::json!(v))
+        }
+        "prepare_metadata_for_build_wheel" => {
+            pep517::prepare_metadata_for_build_wheel(&req, out()).map(|v| serde_json::json!(v))
+        }
+        "build_wheel" => pep517::build_wheel(&req, out(), metadata_dir.map(Path::new))
+            .map(|v| serde_json::json!(v)),
+        "build_sdist" => pep517::build_sdist(&req, out()).map(|v| serde_json::json!(v)),
+        other => return Err(format!("cudawheel: internal error: unknown hook {other}")),
+    };
+    result.map(|v| v.to_string()).map_err(|e| crate::render(&e))
+}
+
+/// `hook(name, source_tree, output_dir, metadata_dir, settings_json, python_json) -> json`
+#[pyfunction]
+#[pyo3(signature = (name, source_tree, output_dir, metadata_dir, settings_json, python_json))]
+fn hook(
+    py: Python<'_>,
+    name: &str,
+    source_tree: &str,
+    output_dir: Option<&str>,
+    metadata_dir: Option<&str>,
+    settings_json: &str,
+    python_json: &str,
+) -> PyResult<String> {
+    py.detach(|| {
+        run(
+            name,
+            source_tree,
+            output_dir,
+            metadata_dir,
+            settings_json,
+            python_json,
+        )
+    })
+    .map_err(BuildError::new_err)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(hook, m)?)?;
+    m.add("BuildError", m.py().get_type::<BuildError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
