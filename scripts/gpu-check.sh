@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# GPU check of the examples, in two halves:
+#
+#   scripts/gpu-check.sh prepare   # here (no GPU): build the backend and the example wheels,
+#                                  # put them with the NVIDIA runtime wheels they need in .gpu/
+#   scripts/gpu-check.sh device    # on the GPU machine (no internet), from the repo root:
+#                                  # fresh venv, install from .gpu/ only, run the kernels and
+#                                  # compare with a CPU reference; then build the example again
+#                                  # there with the machine's own CUDA toolkit (system path) and
+#                                  # run that wheel too.
+#
+# With the device tool: run `prepare` here, then run `bash scripts/gpu-check.sh device` there
+# with carry [".gpu"]. .gpu/ is git-ignored.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+GPU=$ROOT/.gpu
+PY=${PYTHON:-python3}
+
+prepare() {
+  rm -rf "$GPU"; mkdir -p "$GPU"
+  bash scripts/build-backend.sh "$ROOT/wheelhouse" >&2
+  cp wheelhouse/cudawheel-*.whl "$GPU/"
+  # The example wheel, built with build isolation: nvcc comes from PyPI.
+  PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy
+  # The runtime wheels its METADATA asks for (py3-none wheels: any Python works there).
+  local req
+  req=$(unzip -p "$GPU"/saxpy_cu13-*.whl '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
+  echo "example requires: $req" >&2
+  "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$GPU" $req
+  cp examples/saxpy/check_gpu.py "$GPU/"
+  ls -la "$GPU" >&2
+}
+
+device() {
+  set -x
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
+  local V=/tmp/cudawheel-gpu-venv
+  rm -rf "$V"; python3 -m venv "$V"
+  "$V/bin/pip" install -q --no-index --find-links "$GPU" saxpy-cu13
+  "$V/bin/pip" list 2>/dev/null | grep -i -E 'saxpy|nvidia'
+  local so; so=$("$V/bin/python" -c 'import saxpy._core as m; print(m.__file__)')
+  readelf -d "$so" | grep -E 'NEEDED|RPATH|RUNPATH'
+  (cd /tmp && "$V/bin/python" "$GPU/check_gpu.py")
+
+  # The same example built on this machine with its own CUDA toolkit (toolkit = "system").
+  if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    "$V/bin/pip" install -q --no-index "$GPU"/cudawheel-*.whl
+    rm -rf /tmp/sysw /tmp/saxpy-src; cp -r examples/saxpy /tmp/saxpy-src; rm -rf /tmp/saxpy-src/build
+    "$V/bin/python" -m cudawheel wheel /tmp/saxpy-src -o /tmp/sysw -C toolkit=system -C archs=90
+    "$V/bin/python" - /tmp/sysw/*.whl <<'PYEOF'
+import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+print("\n".join(l for l in z.read(meta).decode().splitlines() if l.startswith(("Name:", "Requires-Dist:"))))
+PYEOF
+    local W=/tmp/cudawheel-gpu-venv2
+    rm -rf "$W"; python3 -m venv "$W"
+    "$W/bin/pip" install -q --no-index --find-links "$GPU" /tmp/sysw/*.whl
+    (cd /tmp && "$W/bin/python" "$GPU/check_gpu.py")
+  fi
+  echo "GPU CHECK PASSED"
+}
+
+case "${1:-}" in
+  prepare) prepare ;;
+  device) device ;;
+  *) echo "usage: $0 prepare|device" >&2; exit 2 ;;
+esac
