@@ -77,10 +77,21 @@ impl fmt::Display for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let words = std::iter::once(self.program.to_string_lossy().into_owned())
             .chain(self.args.iter().cloned());
-        let quoted: Vec<String> = words
-            .map(|w| shlex::try_quote(&w).map_or(w.clone(), |q| q.into_owned()))
-            .collect();
+        let quoted: Vec<String> = words.map(|w| quote(&w)).collect();
         f.write_str(&quoted.join(" "))
+    }
+}
+
+/// Shell-quotes a word for display, leaving plainly safe words (`-gencode arch=x,code=y`) bare.
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        shlex::try_quote(word).map_or_else(|_| format!("{word:?}"), |q| q.into_owned())
     }
 }
 
@@ -282,5 +293,29 @@ pub fn run_all(jobs: &[Job], workers: usize, verbose: bool) -> Result<(), Compil
     match failures.into_iter().next() {
         Some((_, e)) => Err(e),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_display_shell_quoted() {
+        let job = Job {
+            program: "/opt/cuda/bin/nvcc".into(),
+            args: vec![
+                "-gencode".into(),
+                "arch=compute_90,code=sm_90".into(),
+                "-DMSG=a b".into(),
+                "$ORIGIN".into(),
+            ],
+            output: "x.o".into(),
+            label: "nvcc x.cu".into(),
+        };
+        assert_eq!(
+            job.to_string(),
+            "/opt/cuda/bin/nvcc -gencode arch=compute_90,code=sm_90 '-DMSG=a b' '$ORIGIN'"
+        );
     }
 }

@@ -35,7 +35,6 @@ def main(argv=None) -> int:
         for req in get_requires_for_build_wheel(settings):
             print(req)
         return 0
-    os.makedirs(out_dir, exist_ok=True)
     name = (build_wheel if args.command == "wheel" else build_sdist)(out_dir, settings)
     print(os.path.join(out_dir, name))
     return 0

@@ -1,0 +1,149 @@
+"""Shared fixtures: the backend wheel (built once), toolchains (installed once), venvs.
+
+Everything here is real: real nvcc from NVIDIA's wheels, real pip, real venvs. Slow pieces are
+session-scoped and cached under .cache/ (pip cache, toolchains) so one CI run pays once.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", REPO / ".cache"))
+EXAMPLES = REPO / "examples"
+
+
+def run(cmd, *, env=None, cwd=None, check=True, timeout=900):
+    """Runs a command (never through a shell) and returns the CompletedProcess, text mode."""
+    proc = subprocess.run(
+        [str(c) for c in cmd], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"command failed ({proc.returncode}): {' '.join(map(str, cmd))}\n"
+            f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+        )
+    return proc
+
+
+def clean_env(**extra):
+    """The environment without anything that would point cudawheel at a toolkit."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CUDAWHEEL_", "CUDA_", "PIP_FIND_LINKS", "PYTHONPATH"))
+           and k not in ("CUDACXX", "CUDAARCHS", "CUDAHOSTCXX", "SOURCE_DATE_EPOCH")}
+    env["PIP_CACHE_DIR"] = str(CACHE / "pip")
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory) -> Path:
+    """A folder holding only the cudawheel wheel (built once per session, or given by CI)."""
+    given = os.environ.get("CUDAWHEEL_WHEELHOUSE")
+    if given:
+        assert list(Path(given).glob("cudawheel-*.whl")), f"no cudawheel wheel in {given}"
+        return Path(given)
+    out = tmp_path_factory.mktemp("wheelhouse")
+    run(["bash", REPO / "scripts/build-backend.sh", out])
+    return out
+
+
+@pytest.fixture(scope="session")
+def cu13_home() -> Path:
+    """A CUDA 13 toolkit root (from PyPI, via the project's installer), usable as CUDA_HOME."""
+    proc = run(["bash", REPO / "scripts/install-cuda.sh", "13", CACHE / "toolchains/cu13"], env=clean_env())
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+def make_venv(path: Path) -> Path:
+    venv.EnvBuilder(with_pip=True, clear=True).create(path)
+    return path / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def backend_python(tmp_path_factory, wheelhouse) -> Path:
+    """A venv with only cudawheel in it (no CUDA): for direct hook calls and error cases."""
+    py = make_venv(tmp_path_factory.mktemp("backend-venv") / "v")
+    run([py, "-m", "pip", "install", "-q", "--no-index", "--find-links", wheelhouse, "cudawheel"], env=clean_env())
+    return py
+
+
+@pytest.fixture(scope="session")
+def toolkit_python(tmp_path_factory, wheelhouse) -> Path:
+    """cudawheel plus NVIDIA's CUDA 13 toolkit wheels: for builds without build isolation."""
+    py = make_venv(tmp_path_factory.mktemp("toolkit-venv") / "v")
+    run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel",
+         "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14"], env=clean_env())
+    return py
+
+
+def copy_example(name: str, dest: Path) -> Path:
+    target = dest / name
+    shutil.copytree(EXAMPLES / name, target, ignore=shutil.ignore_patterns("build", "__pycache__", "*.so"))
+    return target
+
+
+class Wheel:
+    """A built wheel, opened for assertions."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.zip = zipfile.ZipFile(path)
+        self.names = self.zip.namelist()
+        self.dist_info = next(n.split("/")[0] for n in self.names if n.split("/")[0].endswith(".dist-info"))
+
+    def read(self, name: str) -> bytes:
+        return self.zip.read(name)
+
+    def metadata(self) -> list[tuple[str, str]]:
+        text = self.read(f"{self.dist_info}/METADATA").decode()
+        head = text.split("\n\n", 1)[0]
+        return [tuple(line.split(": ", 1)) for line in head.splitlines()]
+
+    def field(self, key: str) -> list[str]:
+        return [v for k, v in self.metadata() if k == key]
+
+    def check_record(self) -> list[str]:
+        """Asserts every RECORD hash and size matches; returns the paths listed."""
+        rows = list(csv.reader(io.StringIO(self.read(f"{self.dist_info}/RECORD").decode())))
+        listed = []
+        for path, digest, size in rows:
+            listed.append(path)
+            if path == f"{self.dist_info}/RECORD":
+                assert digest == "" and size == ""
+                continue
+            data = self.read(path)
+            algo, _, b64 = digest.partition("=")
+            assert algo == "sha256"
+            expect = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert b64 == expect, f"RECORD hash mismatch for {path}"
+            assert int(size) == len(data), f"RECORD size mismatch for {path}"
+        assert sorted(listed) == sorted(self.names), "RECORD must list exactly the wheel's files"
+        return listed
+
+    def extract(self, member: str, dest: Path) -> Path:
+        return Path(self.zip.extract(member, dest))
+
+
+def readelf_dynamic(path: Path) -> dict[str, list[str]]:
+    """NEEDED / RPATH / RUNPATH as readelf -d shows them."""
+    out = run(["readelf", "-d", path]).stdout
+    result = {"NEEDED": [], "RPATH": [], "RUNPATH": []}
+    for line in out.splitlines():
+        for key in result:
+            if f"({key})" in line:
+                result[key].append(line.split("[", 1)[1].rsplit("]", 1)[0])
+    return result
