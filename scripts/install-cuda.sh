@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-cuda.sh MAJOR PREFIX — the project's own CUDA toolchain installer for tests.
 #
-#   13: NVIDIA's wheels from PyPI (`nvidia-cuda-nvcc`, `-cccl`, `-runtime`) with
+#   13: NVIDIA's wheels from PyPI (`nvidia-cuda-nvcc`, `-cccl`, `-runtime`, and `-cuobjdump`
+#       for tests that look inside fatbins) with
 #       `pip install --target PREFIX`; the toolkit root is PREFIX/nvidia/cu13 (bin/nvcc,
 #       include/, lib/), usable as CUDA_HOME.
 # Idempotent (a stamp records what was installed). Last line of stdout: the toolkit root.
@@ -13,7 +14,7 @@ log() { echo "[install-cuda $MAJOR] $*" >&2; }
 mkdir -p "$PREFIX"; PREFIX=$(cd "$PREFIX" && pwd)
 case "$MAJOR" in
   13)
-    SPEC=("nvidia-cuda-nvcc>=13,<14" "nvidia-cuda-cccl>=13,<14" "nvidia-cuda-runtime>=13,<14")
+    SPEC=("nvidia-cuda-nvcc>=13,<14" "nvidia-cuda-cccl>=13,<14" "nvidia-cuda-runtime>=13,<14" "nvidia-cuda-cuobjdump>=13,<14")
     ROOT="$PREFIX/nvidia/cu13"
     STAMP="$PREFIX/.cudawheel-toolchain"
     if [[ -f $STAMP && "$(cat "$STAMP")" == "${SPEC[*]}" && -x $ROOT/bin/nvcc ]]; then

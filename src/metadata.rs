@@ -180,3 +180,92 @@ pub fn portable(p: &Path) -> String {
         .collect::<Vec<_>>()
         .join("/")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::config::{Config, Overrides};
+
+    #[test]
+    fn metadata_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("README.md"), "# Demo\n\nText.\n").unwrap();
+        std::fs::write(dir.path().join("LICENSE"), "MIT\n").unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            r#"
+[project]
+name = "Demo.Pkg"
+version = "1.2.0rc1"
+description = "A demo"
+readme = "README.md"
+requires-python = ">=3.9"
+license = "MIT"
+license-files = ["LICEN[CS]E*"]
+authors = [{ name = "Ada", email = "ada@example.org" }, { name = "Bob" }]
+keywords = ["cuda", "gpu"]
+classifiers = ["Programming Language :: Python :: 3"]
+dependencies = ["numpy>=1.22", "typing-extensions; python_version < '3.11'"]
+urls = { Homepage = "https://example.org" }
+scripts = { demo = "demo_pkg.cli:main" }
+
+[project.optional-dependencies]
+test = ["pytest>=8"]
+"#,
+        )
+        .unwrap();
+        let config = Config::load(
+            dir.path(),
+            &Overrides {
+                settings: BTreeMap::new(),
+                env: BTreeMap::new(),
+            },
+        )
+        .unwrap();
+        let name = DistName::new(&config.project, "-cu13");
+        assert_eq!(name.file_stem(), "demo_pkg_cu13");
+        let cuda = CudaRequires::Known(vec!["nvidia-cuda-runtime>=13.5,<14".into()]);
+        let text = core_metadata(&config.project, &name, &cuda, CudaDeps::Required);
+        assert_eq!(
+            text,
+            "Metadata-Version: 2.4
+Name: Demo.Pkg-cu13
+Version: 1.2.0rc1
+Summary: A demo
+Keywords: cuda,gpu
+Author: Bob
+Author-email: Ada <ada@example.org>
+License-Expression: MIT
+License-File: LICENSE
+Classifier: Programming Language :: Python :: 3
+Requires-Python: >=3.9
+Requires-Dist: numpy>=1.22
+Requires-Dist: typing-extensions ; python_full_version < '3.11'
+Requires-Dist: pytest>=8 ; extra == 'test'
+Requires-Dist: nvidia-cuda-runtime>=13.5,<14
+Provides-Extra: test
+Project-URL: Homepage, https://example.org
+Description-Content-Type: text/markdown
+
+# Demo
+
+Text.
+"
+        );
+        assert_eq!(
+            entry_points(&config.project).unwrap(),
+            "[console_scripts]\ndemo = demo_pkg.cli:main\n\n"
+        );
+        let sdist = core_metadata(
+            &config.project,
+            &name,
+            &CudaRequires::Dynamic,
+            CudaDeps::Required,
+        );
+        assert!(
+            sdist.contains("Dynamic: Requires-Dist\n") && !sdist.contains("nvidia-cuda-runtime")
+        );
+    }
+}

@@ -252,3 +252,126 @@ pub fn expand_glob(root: &Path, pattern: &str, key: &str) -> Result<Vec<PathBuf>
     out.sort();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn project(dir: &Path, tool: &str) {
+        let text = format!(
+            "[project]\nname = \"Demo_Pkg\"\nversion = \"1.0.0\"\ndependencies = [\"numpy>=1.22\"]\n\n[tool.cudawheel]\n{tool}\n"
+        );
+        std::fs::write(dir.join("pyproject.toml"), text).unwrap();
+    }
+
+    fn load(
+        tool: &str,
+        settings: &[(&str, &str)],
+        env: &[(&str, &str)],
+    ) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path(), tool);
+        let overrides = Overrides {
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        };
+        Config::load(dir.path(), &overrides)
+    }
+
+    #[test]
+    fn defaults() {
+        let c = load("", &[], &[]).unwrap();
+        assert_eq!(c.tool.cuda.value, CudaChoice::Auto);
+        assert_eq!(c.tool.suffix_for(13), "-cu13");
+        assert_eq!(c.tool.build_dir, "build/cudawheel");
+        assert_eq!(c.tool.ptx, Ptx::Highest);
+        assert_eq!(c.project.normalized_name.to_string(), "demo-pkg");
+    }
+
+    #[test]
+    fn setting_beats_env_beats_pyproject() {
+        let c = load("cuda = 11", &[], &[]).unwrap();
+        assert_eq!(c.tool.cuda.value, CudaChoice::Major(11));
+        let c = load("cuda = 11", &[], &[("CUDAWHEEL_CUDA", "12")]).unwrap();
+        assert_eq!(
+            c.tool.cuda,
+            Sourced {
+                value: CudaChoice::Major(12),
+                origin: Origin::Env("CUDAWHEEL_CUDA".into())
+            }
+        );
+        let c = load(
+            "cuda = 11",
+            &[("cudawheel.cuda", "13")],
+            &[("CUDAWHEEL_CUDA", "12")],
+        )
+        .unwrap();
+        assert_eq!(c.tool.cuda.value, CudaChoice::Major(13));
+        let c = load("", &[("cuda", "auto")], &[]).unwrap();
+        assert_eq!(c.tool.cuda.value, CudaChoice::Auto);
+    }
+
+    #[test]
+    fn lists_from_settings_split_on_semicolons_and_cudaarchs_is_below_cudawheel_archs() {
+        let c = load("", &[("archs", "80;90a-real")], &[]).unwrap();
+        assert_eq!(c.tool.archs.unwrap().value, ["80", "90a-real"]);
+        let c = load("", &[], &[("CUDAARCHS", "75;86")]).unwrap();
+        assert_eq!(
+            c.tool.archs.unwrap().origin,
+            Origin::Env("CUDAARCHS".into())
+        );
+        let c = load("", &[], &[("CUDAARCHS", "75"), ("CUDAWHEEL_ARCHS", "90")]).unwrap();
+        assert_eq!(c.tool.archs.unwrap().value, ["90"]);
+        let c = load("", &[("jobs", "3"), ("system-rpath", "true")], &[]).unwrap();
+        assert_eq!((c.tool.jobs, c.tool.system_rpath), (Some(3), true));
+    }
+
+    #[test]
+    fn host_compiler_falls_back_to_cudahostcxx_then_cxx() {
+        let c = load("", &[], &[("CXX", "g++"), ("CUDAHOSTCXX", "g++-11")]).unwrap();
+        assert_eq!(c.tool.host_compiler.unwrap().value, "g++-11");
+        let c = load("host-compiler = \"clang++\"", &[], &[("CXX", "g++")]).unwrap();
+        assert_eq!(c.tool.host_compiler.unwrap().value, "clang++");
+    }
+
+    #[test]
+    fn unknown_keys_suggest_the_nearest() {
+        let e = load("archz = [\"80\"]", &[], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Unknown key `tool.cudawheel.archz` in pyproject.toml"
+        );
+        assert_eq!(e.hints(), ["did you mean `tool.cudawheel.archs`?"]);
+        let e = load("", &[("cuda-dep", "none")], &[]).unwrap_err();
+        assert_eq!(e.hints(), ["did you mean `cuda-deps`?"]);
+    }
+
+    #[test]
+    fn bad_values_name_key_and_origin() {
+        let e = load("", &[("jobs", "0")], &[]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`tool.cudawheel.jobs` (from config setting `-C jobs`) has an invalid value integer 0: expected a positive number of jobs"
+        );
+        let e = load("system-rpath = \"yes\"", &[], &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("must be a boolean (true or false), found string \"yes\""),
+            "{e}"
+        );
+        let e = load("py-limited-api = \"py39\"", &[], &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected a CPython tag such as \"cp39\""),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: Rust checks and unit tests, the backend wheel built once,
+# then the pytest suite that builds real CUDA projects with it (toolkits from PyPI, cached in
+# .cache/). Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$PWD/.cache/pip}
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS" >&2; }
+
+step "python test requirements"
+"$PY" -m pip install -q -r requirements-dev.txt
+step "cargo fmt --check"
+cargo fmt --all -- --check
+step "cargo clippy"
+cargo clippy --all-targets --locked -- -D warnings
+step "cargo test"
+cargo test --locked
+step "backend wheel"
+export CUDAWHEEL_WHEELHOUSE=$PWD/wheelhouse
+bash scripts/build-backend.sh "$CUDAWHEEL_WHEELHOUSE"
+step "pytest"
+"$PY" -m pytest tests -v -rs --durations=15 "$@"
+step "done"

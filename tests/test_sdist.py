@@ -1,0 +1,46 @@
+"""sdists (contract §5): what to build and nothing else, PKG-INFO whose Name equals the wheels'
+Name, the resolved CUDA major recorded, and a wheel built from the sdist equal to one built
+from the tree."""
+
+from __future__ import annotations
+
+import sys
+import tarfile
+import tomllib
+
+from conftest import Wheel, clean_env, copy_example, run
+
+
+def test_sdist_contents_and_wheel_from_sdist(backend_python, toolkit_python, tmp_path, wheelhouse):
+    project = copy_example("saxpy", tmp_path)
+    (project / "build" / "junk").mkdir(parents=True)
+    (project / "build" / "junk" / "x.o").write_text("not shipped")
+    dist = tmp_path / "dist"
+    proc = run([backend_python, "-m", "cudawheel", "sdist", project, "-o", dist], env=clean_env())
+    sdist = dist / "saxpy_cu13-0.1.0.tar.gz"
+    assert proc.stdout.strip() == str(sdist)
+    with tarfile.open(sdist) as tar:
+        names = sorted(tar.getnames())
+        pkg_info = tar.extractfile("saxpy_cu13-0.1.0/PKG-INFO").read().decode()
+        pyproject = tomllib.loads(tar.extractfile("saxpy_cu13-0.1.0/pyproject.toml").read().decode())
+        assert all(m.uid == 0 and m.gid == 0 for m in tar.getmembers())
+    assert names == [f"saxpy_cu13-0.1.0/{p}" for p in [
+        "LICENSE", "PKG-INFO", "README.md", "csrc/module.c", "csrc/saxpy.cu", "csrc/saxpy.h",
+        "pyproject.toml", "saxpy/__init__.py"]]
+    head = pkg_info.split("\n\n", 1)[0].splitlines()
+    assert "Name: saxpy-cu13" in head and "Metadata-Version: 2.4" in head
+    assert "Dynamic: Requires-Dist" in head
+    assert pyproject["tool"]["cudawheel"]["cuda"] == 13
+    assert pyproject["tool"]["cudawheel"]["py-limited-api"] == "cp39"  # the rest is kept as written
+
+    # The sdist builds (isolated, nvcc from PyPI) into the wheel the tree builds.
+    out = tmp_path / "from-sdist"
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", out, sdist],
+        env=clean_env(PIP_FIND_LINKS=wheelhouse))
+    from_sdist = Wheel(next(out.glob("*.whl")))
+    tree_out = tmp_path / "from-tree"
+    run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", tree_out], env=clean_env())
+    from_tree = Wheel(next(tree_out.glob("*.whl")))
+    assert from_sdist.path.name == from_tree.path.name == "saxpy_cu13-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"
+    assert from_sdist.read(f"{from_sdist.dist_info}/METADATA") == from_tree.read(f"{from_tree.dist_info}/METADATA")
+    assert sorted(from_sdist.names) == sorted(from_tree.names)
