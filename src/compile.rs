@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::error::Hint;
-use crate::plan::{BuildPlan, ExtensionPlan, Gencode, Lang};
+use crate::plan::{BuildPlan, Gencode, Lang, TargetPlan};
 use crate::python::PythonInfo;
 use crate::toolchain::Toolchain;
 use crate::ui;
@@ -117,30 +117,36 @@ pub fn limited_api_define(minor: u32) -> String {
     format!("-DPy_LIMITED_API=0x03{minor:02X}0000")
 }
 
-fn object_path(obj_dir: &Path, ext: &ExtensionPlan, rel: &Path) -> PathBuf {
+fn object_path(obj_dir: &Path, ext: &TargetPlan, rel: &Path) -> PathBuf {
     let flat = rel.to_string_lossy().replace(['/', '\\'], "__");
     obj_dir.join(&ext.module).join(format!("{flat}.o"))
 }
 
-/// The compile commands of one extension.
+/// `--compress-mode=size` since CUDA 12.8, `-Xfatbin=-compress-all` before.
+fn compress_flag(tc: &Toolchain) -> String {
+    if (tc.nvcc.major, tc.nvcc.minor) >= (12, 8) {
+        "--compress-mode=size".into()
+    } else {
+        "-Xfatbin=-compress-all".into()
+    }
+}
+
+/// The compile commands of one target. `lib_includes`: include folders of its CUDA libraries.
 pub fn compile_jobs(
-    ext: &ExtensionPlan,
+    ext: &TargetPlan,
     plan: &BuildPlan,
     tc: &Toolchain,
     python: &PythonInfo,
     gencodes: &[Gencode],
     obj_dir: &Path,
+    lib_includes: &[PathBuf],
 ) -> Vec<Job> {
     let mut common: Vec<String> = vec!["-O3".into(), "-DNDEBUG".into()];
     if let Some(minor) = plan.limited_api {
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
-    for dir in ext
-        .include_dirs
-        .iter()
-        .chain([&python.include_dir, &tc.cudart.include_dir])
-    {
+    for dir in ext.include_dirs.iter().chain([&python.include_dir]).chain(lib_includes) {
         common.push(format!("-I{}", dir.display()));
     }
     ext.sources
@@ -162,15 +168,13 @@ pub fn compile_jobs(
                     }
                     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
                     args.extend(common.iter().cloned());
+                    if ext.rdc {
+                        args.push("-rdc=true".into());
+                    }
                     for g in gencodes {
                         args.extend(["-gencode".into(), g.to_string()]);
                     }
-                    // Compressed fatbins: `--compress-mode` since CUDA 12.8, `-compress-all` before.
-                    if (tc.nvcc.major, tc.nvcc.minor) >= (12, 8) {
-                        args.push("--compress-mode=size".into());
-                    } else {
-                        args.push("-Xfatbin=-compress-all".into());
-                    }
+                    args.push(compress_flag(tc));
                     args.extend(ext.nvcc_flags.iter().cloned());
                     (&tc.nvcc.path, args, "nvcc")
                 }
@@ -195,6 +199,37 @@ pub fn compile_jobs(
             }
         })
         .collect()
+}
+
+/// The device-link step of an `rdc = true` target: resolves device symbols across its `.cu`
+/// objects and the static device libraries (`libnvshmem_device.a`) into one more object.
+pub fn dlink_job(
+    ext: &TargetPlan,
+    cuda_objects: &[PathBuf],
+    tc: &Toolchain,
+    gencodes: &[Gencode],
+    statics: &[PathBuf],
+    obj_dir: &Path,
+) -> Job {
+    let output = obj_dir.join(&ext.module).join("__device_link.o");
+    let mut args: Vec<String> = vec!["-dlink".into()];
+    args.extend(cuda_objects.iter().map(|o| o.to_string_lossy().into_owned()));
+    args.extend(["-o".into(), output.to_string_lossy().into_owned()]);
+    args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
+    args.extend(["-Xcompiler".into(), "-fPIC".into()]);
+    for g in gencodes {
+        args.extend(["-gencode".into(), g.to_string()]);
+    }
+    args.push(compress_flag(tc));
+    for s in statics {
+        if let (Some(dir), Some(file)) = (s.parent(), s.file_name()) {
+            args.push(format!("-L{}", dir.display()));
+            args.push(format!("-l:{}", file.to_string_lossy()));
+        }
+    }
+    args.extend(ext.nvcc_flags.iter().cloned());
+    let (program, args) = Job::launched(&tc.nvcc.path, None, args);
+    Job { program, args, output, label: format!("nvcc -dlink {}", ext.module) }
 }
 
 /// Runs one job, capturing its output.

@@ -256,6 +256,7 @@ pub fn audit(
     wheel_path: &str,
     expected_rpath: &[String],
     provided: &BTreeSet<String>,
+    allow_absolute: bool,
 ) -> Result<(), ElfError> {
     let fail = |problem: String, fix: &str| ElfError::Audit {
         wheel_path: wheel_path.to_string(),
@@ -272,7 +273,9 @@ pub fn audit(
         ));
     }
     for entry in &report.rpath {
-        if entry.is_empty() || !(entry == "$ORIGIN" || entry.starts_with("$ORIGIN/")) {
+        let origin_relative = entry == "$ORIGIN" || entry.starts_with("$ORIGIN/");
+        let allowed_absolute = allow_absolute && entry.starts_with('/') && expected_rpath.contains(entry);
+        if entry.is_empty() || !(origin_relative || allowed_absolute) {
             return Err(fail(
                 format!("has the RPATH entry {entry:?}, which is not `$ORIGIN`-relative"),
                 "remove `-Wl,-rpath` options from `link-flags`; cudawheel sets the RPATH itself",
@@ -349,12 +352,12 @@ mod tests {
         let provided: BTreeSet<String> = ["libcudart.so.13".to_string()].into();
         let mut r = report(&["libcudart.so.13"], &[]);
         let expected = vec!["$ORIGIN/../nvidia/cu13/lib".to_string()];
-        audit(&r, "a/b.so", &expected, &provided).unwrap();
+        audit(&r, "a/b.so", &expected, &provided, false).unwrap();
         r.rpath.push("/tmp/build-env/lib".into());
-        let e = audit(&r, "a/b.so", &expected, &provided).unwrap_err();
+        let e = audit(&r, "a/b.so", &expected, &provided, false).unwrap_err();
         assert!(e.to_string().contains("not `$ORIGIN`-relative"), "{e}");
         let r = report(&["libcublas.so.13"], &[]);
-        let e = audit(&r, "a/b.so", &expected, &provided).unwrap_err();
+        let e = audit(&r, "a/b.so", &expected, &provided, false).unwrap_err();
         assert!(e.to_string().contains("needs libcublas.so.13"), "{e}");
     }
 }

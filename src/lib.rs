@@ -7,7 +7,8 @@
 //! | --- | --- | --- |
 //! | 1 configuration | `config/` | pyproject.toml + `Overrides` -> `Config` |
 //! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
-//! | 3 toolchain and libraries | `toolchain.rs` | `ToolConfig` + env -> `Toolchain` |
+//! | 3 toolchain | `toolchain.rs` | `ToolConfig` + env -> `Toolchain` (nvcc, host compiler) |
+//! | 3b libraries | `libraries.rs` + `catalog.rs` | library names -> `FoundLibrary` (dirs, SONAMEs, provider) |
 //! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s -> object files |
 //! | 5 link | `link.rs` | objects -> one shared object per extension |
 //! | 6 ELF audit and tag | `elf.rs` | `.so` -> `ElfReport`, audit, platform tag |
@@ -17,10 +18,12 @@
 //! knows Python; `ui.rs` the only one that prints.
 
 pub mod archive;
+pub mod catalog;
 pub mod compile;
 pub mod config;
 pub mod elf;
 pub mod error;
+pub mod libraries;
 pub mod link;
 pub mod metadata;
 pub mod pep517;

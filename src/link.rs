@@ -1,11 +1,13 @@
-//! Stage 5, link: one shared object per extension, linked by the host compiler with libcudart
-//! by SONAME (`-l:libcudart.so.13`) and a DT_RPATH of `$ORIGIN`-relative folders only.
+//! Stage 5, link: one shared object per target, linked by the host compiler. NVIDIA libraries
+//! are linked by SONAME (`-L<dir> -l:libcublas.so.13`); the project's own shared libraries by
+//! their SONAME from the staging tree. DT_RPATH holds `$ORIGIN`-relative folders only (plus
+//! absolute folders of libraries found outside NVIDIA's wheels when `system-rpath = true`).
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::compile::Job;
-use crate::config::Cudart;
-use crate::plan::ExtensionPlan;
+use crate::libraries::FoundLibrary;
+use crate::plan::{TargetKind, TargetPlan};
 use crate::toolchain::Toolchain;
 
 /// `$ORIGIN/..` steps from a file at `wheel_path` back to site-packages, then `site_dir`.
@@ -18,59 +20,106 @@ pub fn origin_rpath(wheel_path: &str, site_dir: &str) -> String {
     format!("{s}/{site_dir}")
 }
 
-/// The RPATH entries a built extension must carry.
-pub fn rpath_for(ext: &ExtensionPlan, tc: &Toolchain, cudart: Cudart) -> Vec<String> {
-    match cudart {
-        Cudart::Shared => vec![origin_rpath(&ext.wheel_path, &tc.cudart.site_dir)],
-        Cudart::Static => Vec::new(),
-    }
+/// `$ORIGIN`-relative path from the folder of `from` (a wheel path) to the folder `to_dir`.
+pub fn origin_relative(from: &str, to_dir: &str) -> String {
+    let from_dir: Vec<&str> = from.split('/').collect::<Vec<_>>().split_last().map(|(_, d)| d.to_vec()).unwrap_or_default();
+    let to: Vec<&str> = to_dir.split('/').filter(|c| !c.is_empty()).collect();
+    let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts = vec!["$ORIGIN".to_string()];
+    parts.extend(std::iter::repeat_n("..".to_string(), from_dir.len() - common));
+    parts.extend(to[common..].iter().map(|s| s.to_string()));
+    parts.join("/")
 }
 
-/// The link command of one extension.
+/// The RPATH entries a target must carry: one per wheel folder of its NVIDIA libraries, one per
+/// folder of the project's shared libraries it links, and (with `system_rpath`) the absolute
+/// folders of libraries found outside NVIDIA's wheels.
+pub fn rpath_for(target: &TargetPlan, libs: &[&FoundLibrary], linked: &[&TargetPlan], system_rpath: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |e: String| {
+        if !out.contains(&e) {
+            out.push(e);
+        }
+    };
+    for lib in libs.iter().filter(|l| !l.shared.is_empty()) {
+        if let Some(dir) = &lib.site_lib_dir {
+            push(origin_rpath(&target.wheel_path, dir));
+        }
+    }
+    for other in linked {
+        let dir = other.wheel_path.rsplit_once('/').map_or("", |(d, _)| d);
+        push(origin_relative(&target.wheel_path, dir));
+    }
+    if system_rpath {
+        for lib in libs {
+            if let Some(dir) = &lib.outside_dir {
+                push(dir.display().to_string());
+            }
+        }
+    }
+    out
+}
+
+fn clean(p: &Path) -> PathBuf {
+    p.components().filter(|c| !matches!(c, Component::CurDir)).collect()
+}
+
+/// The link command of one target.
+#[allow(clippy::too_many_arguments)]
 pub fn link_job(
-    ext: &ExtensionPlan,
+    target: &TargetPlan,
     objects: &[PathBuf],
     tc: &Toolchain,
-    cudart: Cudart,
+    libs: &[&FoundLibrary],
+    linked: &[&TargetPlan],
+    rpath: &[String],
     out_dir: &Path,
+    cudadevrt: Option<&Path>,
 ) -> Job {
-    let output = out_dir.join(&ext.wheel_path);
+    let output = out_dir.join(&target.wheel_path);
     let mut args: Vec<String> = tc.host.args.clone();
-    args.extend([
-        "-shared".into(),
-        "-o".into(),
-        output.to_string_lossy().into_owned(),
-    ]);
+    args.extend(["-shared".into(), "-o".into(), output.to_string_lossy().into_owned()]);
+    if let TargetKind::SharedLibrary { soname } = &target.kind {
+        args.push(format!("-Wl,-soname,{soname}"));
+    }
     args.extend(objects.iter().map(|o| o.to_string_lossy().into_owned()));
-    match cudart {
-        Cudart::Shared => {
-            args.push(format!("-L{}", tc.cudart.lib_dir.display()));
-            args.push(format!("-l:{}", tc.cudart.file));
+    for other in linked {
+        let file = out_dir.join(&other.wheel_path);
+        args.push(format!("-L{}", clean(file.parent().unwrap_or(out_dir)).display()));
+        args.push(format!("-l:{}", file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()));
+    }
+    for lib in libs {
+        for s in &lib.shared {
+            let dir = s.path.parent().unwrap_or(Path::new("/"));
+            let by_name = s.path.file_name().is_some_and(|f| f.to_string_lossy() == s.soname);
+            if by_name {
+                args.push(format!("-L{}", dir.display()));
+                args.push(format!("-l:{}", s.soname));
+            } else {
+                args.push(s.path.to_string_lossy().into_owned());
+            }
         }
-        Cudart::Static => {
-            args.push(
-                tc.cudart
-                    .lib_dir
-                    .join(&tc.cudart.file)
-                    .to_string_lossy()
-                    .into_owned(),
-            );
-            args.extend(["-ldl".into(), "-lrt".into(), "-lpthread".into()]);
+        // Static libraries of a library without shared ones (libcudart_static.a); the static
+        // device libraries of rdc targets went into the device link instead.
+        if lib.shared.is_empty() {
+            args.extend(lib.statics.iter().map(|s| s.to_string_lossy().into_owned()));
+            if lib.statics.iter().any(|s| s.to_string_lossy().contains("cudart_static")) {
+                args.extend(["-ldl".into(), "-lrt".into(), "-lpthread".into()]);
+            }
         }
+        args.extend(lib.ldflags.iter().cloned());
+    }
+    if let Some(devrt) = cudadevrt {
+        args.push(devrt.to_string_lossy().into_owned());
     }
     // DT_RPATH (not RUNPATH): searched before LD_LIBRARY_PATH and for the libraries' own needs.
     args.push("-Wl,--disable-new-dtags".into());
-    for entry in rpath_for(ext, tc, cudart) {
+    for entry in rpath {
         args.push(format!("-Wl,-rpath,{entry}"));
     }
-    args.extend(["-Wl,-O1".into(), "-Wl,--as-needed".into()]);
-    args.extend(ext.link_flags.iter().cloned());
-    Job {
-        program: tc.host.path.clone(),
-        args,
-        output,
-        label: format!("link {}", ext.wheel_path),
-    }
+    args.push("-Wl,-O1".into());
+    args.extend(target.link_flags.iter().cloned());
+    Job { program: tc.host.path.clone(), args, output, label: format!("link {}", target.wheel_path) }
 }
 
 #[cfg(test)]
@@ -79,17 +128,16 @@ mod tests {
 
     #[test]
     fn rpath_climbs_one_level_per_package() {
-        assert_eq!(
-            origin_rpath("saxpy/_core.abi3.so", "nvidia/cu13/lib"),
-            "$ORIGIN/../nvidia/cu13/lib"
-        );
-        assert_eq!(
-            origin_rpath("a/b/_c.so", "nvidia/cu13/lib"),
-            "$ORIGIN/../../nvidia/cu13/lib"
-        );
-        assert_eq!(
-            origin_rpath("_c.so", "nvidia/cuda_runtime/lib"),
-            "$ORIGIN/nvidia/cuda_runtime/lib"
-        );
+        assert_eq!(origin_rpath("saxpy/_core.abi3.so", "nvidia/cu13/lib"), "$ORIGIN/../nvidia/cu13/lib");
+        assert_eq!(origin_rpath("a/b/_c.so", "nvidia/cu13/lib"), "$ORIGIN/../../nvidia/cu13/lib");
+        assert_eq!(origin_rpath("_c.so", "nvidia/cuda_runtime/lib"), "$ORIGIN/nvidia/cuda_runtime/lib");
+    }
+
+    #[test]
+    fn relative_paths_between_wheel_folders() {
+        assert_eq!(origin_relative("pkg/_ext.so", "pkg/lib"), "$ORIGIN/lib");
+        assert_eq!(origin_relative("pkg/sub/_ext.so", "pkg/lib"), "$ORIGIN/../lib");
+        assert_eq!(origin_relative("pkg/lib/libb.so", "pkg/lib"), "$ORIGIN");
+        assert_eq!(origin_relative("_ext.so", "other/lib"), "$ORIGIN/other/lib");
     }
 }

@@ -16,7 +16,8 @@ use crate::elf;
 use crate::error::Error;
 use crate::link;
 use crate::metadata::{self, CudaRequires, DistName};
-use crate::plan::{self, BuildPlan};
+use crate::libraries::{self, FoundLibrary, Provider};
+use crate::plan::{self, BuildPlan, PlanError, TargetKind, TargetPlan};
 use crate::python::PythonInfo;
 use crate::toolchain::{self, Toolchain};
 use crate::ui;
@@ -33,39 +34,127 @@ pub struct Request<'a> {
 /// Stages 1-3 done: everything known before compiling.
 struct Resolved {
     config: Config,
+    /// Optional targets whose libraries are missing are already dropped.
     plan: BuildPlan,
     toolchain: Toolchain,
     name: DistName,
+    /// Every library found, by name (`cudart` included).
+    libs: BTreeMap<String, FoundLibrary>,
+    /// Per target (same order as `plan.targets`): the libraries it links, cudart first.
+    target_libs: Vec<Vec<String>>,
+    /// `Requires-Dist` of the NVIDIA wheels, from every shared library the targets link.
     cuda_requires: Vec<String>,
+}
+
+impl Resolved {
+    fn libs_of(&self, index: usize) -> Vec<&FoundLibrary> {
+        self.target_libs[index].iter().map(|n| &self.libs[n]).collect()
+    }
+
+    fn linked_of(&self, target: &TargetPlan) -> Vec<&TargetPlan> {
+        target.link_with.iter().filter_map(|n| self.plan.targets.iter().find(|t| t.kind != TargetKind::Extension && t.module == *n)).collect()
+    }
+
+    /// SONAMEs the wheel's dependencies (or the wheel itself) provide.
+    fn provided(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for lib in self.libs.values() {
+            let counts = lib.provider.is_some() || (self.config.tool.system_rpath && lib.outside_dir.is_some());
+            if counts {
+                out.extend(lib.shared.iter().map(|s| s.soname.clone()));
+            }
+        }
+        for t in &self.plan.targets {
+            if let TargetKind::SharedLibrary { soname } = &t.kind {
+                out.insert(soname.clone());
+            }
+        }
+        out
+    }
+}
+
+/// `Requires-Dist` entries for the libraries providing `sonames`: one per distribution, with
+/// the highest floor when two libraries of one distribution disagree.
+fn requirements_for<'a>(libs: impl IntoIterator<Item = &'a FoundLibrary>, sonames: &BTreeSet<String>) -> Vec<String> {
+    let mut by_dist: BTreeMap<String, Provider> = BTreeMap::new();
+    for lib in libs {
+        let Some(p) = &lib.provider else { continue };
+        if !lib.shared.iter().any(|s| sonames.contains(&s.soname)) {
+            continue;
+        }
+        let slot = by_dist.entry(p.dist.clone()).or_insert_with(|| p.clone());
+        if p.floor > slot.floor {
+            slot.floor = p.floor;
+        }
+    }
+    by_dist.values().map(Provider::requirement).collect()
 }
 
 fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
-    let plan = BuildPlan::new(&config, req.python)?;
+    let mut plan = BuildPlan::new(&config, req.python)?;
     let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
-    let name = DistName::new(
-        &config.project,
-        &config.tool.suffix_for(toolchain.nvcc.major),
-    );
-    let cuda_requires = match (&toolchain.cudart.provider, config.tool.cudart) {
-        (Some(p), Cudart::Shared) => {
-            vec![format!(
-                "{}>={}.{},<{}",
-                p.dist,
-                p.floor.0,
-                p.floor.1,
-                p.floor.0 + 1
-            )]
-        }
-        _ => Vec::new(),
+    let tool = &config.tool;
+    let env = &req.overrides.env;
+    let major = toolchain.nvcc.major;
+    let sys_path = &req.python.sys_path;
+
+    let cudart_spec = match tool.cudart {
+        Cudart::Shared => libraries::spec_for("cudart", major, tool, "tool.cudawheel.cudart")?,
+        Cudart::Static => libraries::static_cudart_spec(),
     };
-    Ok(Resolved {
-        config,
-        plan,
-        toolchain,
-        name,
-        cuda_requires,
-    })
+    let mut libs = BTreeMap::new();
+    libs.insert("cudart".to_string(), libraries::find(&cudart_spec, major, &toolchain.nvcc, env, sys_path, false)?);
+    let mut target_libs = Vec::new();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut kept = Vec::new();
+    for target in std::mem::take(&mut plan.targets) {
+        let key = format!("{}.cuda-libraries", target.key);
+        let mut names = vec!["cudart".to_string()];
+        let mut missing = None;
+        if let Some(lib) = target.link_with.iter().find(|l| skipped.contains(l)) {
+            missing = Some(format!("it links the skipped shared library {lib:?}"));
+        }
+        for name in &target.cuda_libraries {
+            if missing.is_some() {
+                break;
+            }
+            let spec = libraries::spec_for(name, major, tool, &key)?;
+            match libraries::find(&spec, major, &toolchain.nvcc, env, sys_path, target.rdc) {
+                Ok(found) => {
+                    libs.entry(name.clone()).or_insert(found);
+                    names.push(name.clone());
+                }
+                Err(e @ toolchain::ToolchainError::LibraryNotFound { .. }) if target.optional => {
+                    missing = Some(e.to_string());
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        match missing {
+            Some(why) => {
+                ui::warn(&format!("skipping the optional target `{}` ({}): {why}", target.module, target.key));
+                skipped.push(target.module.clone());
+            }
+            None => {
+                target_libs.push(names);
+                kept.push(target);
+            }
+        }
+    }
+    plan.targets = kept;
+    if plan.targets.iter().all(|t| t.kind != TargetKind::Extension) && !config.tool.extensions.is_empty() {
+        return Err(PlanError::NoTargets.into());
+    }
+    let name = DistName::new(&config.project, &config.tool.suffix_for(major));
+    let mut r = Resolved { config, plan, toolchain, name, libs, target_libs, cuda_requires: Vec::new() };
+    // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
+    // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.
+    let listed: BTreeSet<String> = (0..r.plan.targets.len())
+        .flat_map(|i| r.libs_of(i).into_iter().flat_map(|l| l.shared.iter().map(|s| s.soname.clone())).collect::<Vec<_>>())
+        .collect();
+    r.cuda_requires = requirements_for(r.libs.values(), &listed);
+    Ok(r)
 }
 
 fn dist_info_name(r: &Resolved) -> String {
@@ -202,46 +291,79 @@ pub fn build_wheel(
         &tc.nvcc.full_version,
     )?;
 
-    // Compile every extension's sources in one pool, then link each extension.
+    // Compile every target's sources in one pool; device-link rdc targets; then link the
+    // project's shared libraries before the extensions that may link them.
     let build_dir = &r.plan.build_dir;
     let obj_dir = build_dir.join("obj");
     let out_dir = build_dir.join("out");
     let _ = std::fs::remove_dir_all(&out_dir);
     let mut compile_jobs = Vec::new();
     let mut objects: Vec<Vec<PathBuf>> = Vec::new();
-    for ext in &r.plan.extensions {
-        let jobs = compile::compile_jobs(ext, &r.plan, tc, req.python, &gencodes, &obj_dir);
+    for (i, target) in r.plan.targets.iter().enumerate() {
+        let includes: Vec<PathBuf> = r.libs_of(i).iter().flat_map(|l| l.include_dirs.iter().cloned()).collect();
+        let jobs = compile::compile_jobs(target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes);
         objects.push(jobs.iter().map(|j| j.output.clone()).collect());
         compile_jobs.extend(jobs);
     }
     compile::run_all(&compile_jobs, r.plan.jobs, tool.verbose)?;
-    let link_jobs: Vec<_> = r
-        .plan
-        .extensions
-        .iter()
-        .zip(&objects)
-        .map(|(ext, objs)| link::link_job(ext, objs, tc, tool.cudart, &out_dir))
-        .collect();
-    compile::run_all(&link_jobs, r.plan.jobs, tool.verbose)?;
+    let mut dlink_jobs = Vec::new();
+    for (i, target) in r.plan.targets.iter().enumerate().filter(|(_, t)| t.rdc) {
+        let cuda_objs: Vec<PathBuf> = target
+            .sources
+            .iter()
+            .zip(&objects[i])
+            .filter(|(s, _)| s.lang == plan::Lang::Cuda)
+            .map(|(_, o)| o.clone())
+            .collect();
+        let statics: Vec<PathBuf> = r.libs_of(i).iter().filter(|l| !l.shared.is_empty()).flat_map(|l| l.statics.iter().cloned()).collect();
+        let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes, &statics, &obj_dir);
+        objects[i].push(job.output.clone());
+        dlink_jobs.push(job);
+    }
+    compile::run_all(&dlink_jobs, r.plan.jobs, tool.verbose)?;
+    let cudadevrt = libraries::cudadevrt(&r.libs["cudart"], &tc.nvcc);
+    let mut rpaths: Vec<Vec<String>> = Vec::new();
+    for (i, target) in r.plan.targets.iter().enumerate() {
+        rpaths.push(link::rpath_for(target, &r.libs_of(i), &r.linked_of(target), tool.system_rpath));
+    }
+    for libraries_first in [true, false] {
+        let jobs: Vec<_> = r
+            .plan
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| (t.kind != TargetKind::Extension) == libraries_first)
+            .map(|(i, t)| {
+                let devrt = if t.rdc { cudadevrt.as_deref() } else { None };
+                link::link_job(t, &objects[i], tc, &r.libs_of(i), &r.linked_of(t), &rpaths[i], &out_dir, devrt)
+            })
+            .collect();
+        compile::run_all(&jobs, r.plan.jobs, tool.verbose)?;
+    }
 
-    // Audit every ELF and derive the platform tag.
-    let provided: BTreeSet<String> = tc.cudart.soname.iter().cloned().collect();
+    // Audit every ELF, derive Requires-Dist from what was linked, and the platform tag.
+    let provided = r.provided();
     let mut reports = Vec::new();
-    for ext in &r.plan.extensions {
-        let report = elf::read(&out_dir.join(&ext.wheel_path))?;
-        elf::audit(
-            &report,
-            &ext.wheel_path,
-            &link::rpath_for(ext, tc, tool.cudart),
-            &provided,
-        )?;
+    let mut needed = BTreeSet::new();
+    for (i, target) in r.plan.targets.iter().enumerate() {
+        let report = elf::read(&out_dir.join(&target.wheel_path))?;
+        elf::audit(&report, &target.wheel_path, &rpaths[i], &provided, tool.system_rpath)?;
+        needed.extend(report.needed.iter().cloned());
         reports.push(report);
     }
-    let platform = elf::platform_tag(
-        &reports.iter().collect::<Vec<_>>(),
-        &req.python.machine,
-        &provided,
-    );
+    let linked_requires = requirements_for(r.libs.values(), &needed);
+    if linked_requires != r.cuda_requires {
+        return Err(Error::InconsistentMetadata(format!(
+            "the linked libraries need {linked_requires:?}, discovery expected {:?}",
+            r.cuda_requires
+        )));
+    }
+    let uses_system_libs = tool.system_rpath && r.libs.values().any(|l| l.outside_dir.is_some() && !l.shared.is_empty());
+    let platform = if uses_system_libs {
+        format!("linux_{}", req.python.machine)
+    } else {
+        elf::platform_tag(&reports.iter().collect::<Vec<_>>(), &req.python.machine, &provided)
+    };
     let (py, abi) = req.python.tag(r.plan.limited_api);
     let tag = format!("{py}-{abi}-{platform}");
 
@@ -249,8 +371,8 @@ pub fn build_wheel(
     for pkg in &r.plan.packages {
         add_package(&mut files, &r.plan.python_source, pkg, &r.plan)?;
     }
-    for ext in &r.plan.extensions {
-        files.add_file(&ext.wheel_path, &out_dir.join(&ext.wheel_path))?;
+    for target in &r.plan.targets {
+        files.add_file(&target.wheel_path, &out_dir.join(&target.wheel_path))?;
     }
     dist_info_files(&r, &mut files)?;
     files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(&tag), false);
@@ -275,11 +397,7 @@ fn add_package(
     pkg: &Path,
     plan: &BuildPlan,
 ) -> Result<(), Error> {
-    let stale: Vec<String> = plan
-        .extensions
-        .iter()
-        .map(|e| e.module.replace('.', "/"))
-        .collect();
+    let stale: Vec<String> = plan.targets.iter().map(|t| t.wheel_path.clone()).collect();
     for entry in walkdir::WalkDir::new(python_source.join(pkg))
         .sort_by_file_name()
         .into_iter()
@@ -297,8 +415,7 @@ fn add_package(
             .strip_prefix(python_source)
             .expect("walk stays under python_source");
         let rel = metadata::portable(rel);
-        let is_stale_build =
-            rel.ends_with(".so") && stale.iter().any(|m| rel.starts_with(&format!("{m}.")));
+        let is_stale_build = stale.contains(&rel);
         if rel.ends_with(".pyc") || is_stale_build {
             continue;
         }
@@ -346,7 +463,7 @@ pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error>
     files.add_bytes("PKG-INFO", meta, false);
 
     let mut extra: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for ext in &plan.extensions {
+    for ext in &plan.targets {
         for src in &ext.sources {
             extra.insert(metadata::portable(&src.rel), src.path.clone());
             // Headers next to the sources.

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, Config, ConfigError, Origin, Ptx, Sourced};
+use crate::config::{self, suggest, Config, ConfigError, Origin, Ptx, Sourced};
 use crate::error::Hint;
 use crate::python::PythonInfo;
 
@@ -32,8 +32,10 @@ pub enum PlanError {
         origin: Origin,
         value: String,
     },
-    #[error("`{key}`: {what} is not supported by this version of cudawheel")]
-    Unsupported { key: String, what: String },
+    #[error("`{key}.link-with` names {name:?}, which is not a `[[tool.cudawheel.shared-library]]` of this project")]
+    UnknownLinkWith { key: String, name: String, suggestion: Option<String> },
+    #[error("`{key}.destination` = {value:?} is not a folder inside the wheel")]
+    BadDestination { key: String, value: String },
     #[error("`tool.cudawheel.packages`: the package folder {} does not exist", path.display())]
     MissingPackage { path: PathBuf },
     #[error(
@@ -57,6 +59,10 @@ impl Hint for PlanError {
             PlanError::NoTargets => vec!["add a `[[tool.cudawheel.extension]]` table with `name` and `sources`".into()],
             PlanError::UnknownSourceKind { .. } => {
                 vec![".cu files go to nvcc; .c, .cc, .cpp and .cxx to the host compiler".into()]
+            }
+            PlanError::UnknownLinkWith { suggestion: Some(s), .. } => vec![format!("did you mean {s:?}?")],
+            PlanError::UnknownLinkWith { .. } => {
+                vec!["declare the library as `[[tool.cudawheel.shared-library]]` with `name`, `sources` and `destination`".into()]
             }
             PlanError::ArchNotSupported { .. } => {
                 vec!["drop that architecture from `archs`, or build with a CUDA major that supports it (`cuda`)".into()]
@@ -83,13 +89,23 @@ pub struct Source {
     pub lang: Lang,
 }
 
-/// One CPython extension module.
+/// What a target produces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A CPython extension module.
+    Extension,
+    /// A plain shared library shipped in the wheel; `soname` = `lib<name>.so`.
+    SharedLibrary { soname: String },
+}
+
+/// One thing to compile and link: an extension module or a shared library.
 #[derive(Debug, Clone)]
-pub struct ExtensionPlan {
-    /// `tool.cudawheel.extension[i]`.
+pub struct TargetPlan {
+    /// `tool.cudawheel.extension[i]` / `tool.cudawheel.shared-library[i]`.
     pub key: String,
-    /// Dotted module name.
+    /// Dotted module name, or the library name.
     pub module: String,
+    pub kind: TargetKind,
     pub sources: Vec<Source>,
     /// Absolute include folders.
     pub include_dirs: Vec<PathBuf>,
@@ -97,7 +113,13 @@ pub struct ExtensionPlan {
     pub nvcc_flags: Vec<String>,
     pub cxx_flags: Vec<String>,
     pub link_flags: Vec<String>,
-    /// Path inside the wheel: `saxpy/_core.abi3.so`.
+    /// CUDA libraries besides cudart (catalogue or `[tool.cudawheel.library.*]` names).
+    pub cuda_libraries: Vec<String>,
+    /// Shared-library targets of this project to link.
+    pub link_with: Vec<String>,
+    pub rdc: bool,
+    pub optional: bool,
+    /// Path inside the wheel: `saxpy/_core.abi3.so`, `pkg/lib/libcalc.so`.
     pub wheel_path: String,
 }
 
@@ -152,7 +174,8 @@ impl fmt::Display for Gencode {
 
 #[derive(Debug, Clone)]
 pub struct BuildPlan {
-    pub extensions: Vec<ExtensionPlan>,
+    /// Shared libraries first (extensions may link them), then extensions.
+    pub targets: Vec<TargetPlan>,
     /// Package folders (relative to `python_source`) whose files go into the wheel.
     pub packages: Vec<PathBuf>,
     /// Absolute.
@@ -329,89 +352,69 @@ impl BuildPlan {
     pub fn new(config: &Config, python: &PythonInfo) -> Result<BuildPlan, PlanError> {
         let tool = &config.tool;
         let root = &config.root;
-        if let Some(t) = tool.shared_libraries.first() {
-            return Err(PlanError::Unsupported {
-                key: t.key.clone(),
-                what: "`[[tool.cudawheel.shared-library]]`".into(),
-            });
-        }
-        if tool.extensions.is_empty() {
+        if tool.extensions.is_empty() && tool.shared_libraries.is_empty() {
             return Err(PlanError::NoTargets);
         }
         let ext_suffix = match tool.py_limited_api {
             Some(_) => ".abi3.so".to_string(),
             None => python.ext_suffix.clone(),
         };
+        let lib_names: Vec<&str> = tool.shared_libraries.iter().map(|t| t.name.as_str()).collect();
         let mut seen = BTreeSet::new();
-        let mut extensions = Vec::new();
-        for t in &tool.extensions {
-            if !is_module_name(&t.name) {
-                return Err(PlanError::BadModuleName {
-                    key: t.key.clone(),
-                    name: t.name.clone(),
-                });
+        let mut targets = Vec::new();
+        let all = tool.shared_libraries.iter().map(|t| (t, true)).chain(tool.extensions.iter().map(|t| (t, false)));
+        for (t, is_lib) in all {
+            let valid_name = if is_lib {
+                !t.name.is_empty() && t.name.chars().all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
+            } else {
+                is_module_name(&t.name)
+            };
+            if !valid_name {
+                return Err(PlanError::BadModuleName { key: t.key.clone(), name: t.name.clone() });
             }
-            if !seen.insert(t.name.clone()) {
-                return Err(PlanError::DuplicateTarget {
-                    key: t.key.clone(),
-                    name: t.name.clone(),
-                });
+            if !seen.insert((is_lib, t.name.clone())) {
+                return Err(PlanError::DuplicateTarget { key: t.key.clone(), name: t.name.clone() });
             }
-            for (what, set) in [
-                ("cuda-libraries", &t.cuda_libraries),
-                ("link-with", &t.link_with),
-            ] {
-                let extra: Vec<&String> = set
-                    .iter()
-                    .filter(|l| !matches!(l.as_str(), "cudart" | "cccl"))
-                    .collect();
-                if !extra.is_empty() {
-                    return Err(PlanError::Unsupported {
-                        key: format!("{}.{what}", t.key),
-                        what: format!(
-                            "linking {}",
-                            extra
-                                .iter()
-                                .map(|s| s.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
+            for name in &t.link_with {
+                if !lib_names.contains(&name.as_str()) {
+                    return Err(PlanError::UnknownLinkWith {
+                        key: t.key.clone(),
+                        name: name.clone(),
+                        suggestion: suggest(name, lib_names.iter().copied()),
                     });
                 }
             }
-            if t.rdc {
-                return Err(PlanError::Unsupported {
-                    key: format!("{}.rdc", t.key),
-                    what: "`rdc = true`".into(),
-                });
-            }
+            let (kind, wheel_path) = if is_lib {
+                let dest = t
+                    .destination
+                    .clone()
+                    .ok_or_else(|| ConfigError::MissingKey { key: format!("{}.destination", t.key) })?;
+                let clean = dest.trim_matches('/');
+                let bad = clean.is_empty()
+                    || dest.starts_with('/')
+                    || clean.split('/').any(|c| c.is_empty() || c == ".." || c == ".");
+                if bad {
+                    return Err(PlanError::BadDestination { key: t.key.clone(), value: dest });
+                }
+                let soname = format!("lib{}.so", t.name);
+                (TargetKind::SharedLibrary { soname: soname.clone() }, format!("{clean}/{soname}"))
+            } else {
+                (TargetKind::Extension, format!("{}{ext_suffix}", t.name.replace('.', "/")))
+            };
             let sources_key = format!("{}.sources", t.key);
             let mut sources = Vec::new();
             for pattern in &t.sources {
                 let found = config::expand_glob(root, pattern, &sources_key)?;
                 if found.is_empty() {
-                    return Err(ConfigError::GlobMatchedNothing {
-                        key: sources_key,
-                        pattern: pattern.clone(),
-                    }
-                    .into());
+                    return Err(ConfigError::GlobMatchedNothing { key: sources_key, pattern: pattern.clone() }.into());
                 }
                 for rel in found {
                     match classify(&rel) {
-                        None => {
-                            return Err(PlanError::UnknownSourceKind {
-                                key: t.key.clone(),
-                                path: rel,
-                            })
-                        }
+                        None => return Err(PlanError::UnknownSourceKind { key: t.key.clone(), path: rel }),
                         Some(None) => {}
                         Some(Some(lang)) => {
                             if !sources.iter().any(|s: &Source| s.rel == rel) {
-                                sources.push(Source {
-                                    path: root.join(&rel),
-                                    rel,
-                                    lang,
-                                });
+                                sources.push(Source { path: root.join(&rel), rel, lang });
                             }
                         }
                     }
@@ -434,16 +437,27 @@ impl BuildPlan {
                 }
                 include_dirs.push(path);
             }
-            extensions.push(ExtensionPlan {
+            let mut cuda_libraries: Vec<String> = Vec::new();
+            for l in &t.cuda_libraries {
+                if l != "cudart" && !cuda_libraries.contains(l) {
+                    cuda_libraries.push(l.clone());
+                }
+            }
+            targets.push(TargetPlan {
                 key: t.key.clone(),
                 module: t.name.clone(),
+                kind,
                 sources,
                 include_dirs,
                 defines: t.defines.clone(),
                 nvcc_flags: t.nvcc_flags.clone(),
                 cxx_flags: t.cxx_flags.clone(),
                 link_flags: t.link_flags.clone(),
-                wheel_path: format!("{}{ext_suffix}", t.name.replace('.', "/")),
+                cuda_libraries,
+                link_with: t.link_with.clone(),
+                rdc: t.rdc,
+                optional: t.optional,
+                wheel_path,
             });
         }
         let python_source =
@@ -462,9 +476,9 @@ impl BuildPlan {
                 }
                 out
             }
-            None => extensions
+            None => targets
                 .iter()
-                .filter_map(|e| e.module.split_once('.').map(|(top, _)| PathBuf::from(top)))
+                .filter_map(|t| t.wheel_path.split_once('/').map(|(top, _)| PathBuf::from(top)))
                 .filter(|top| python_source.join(top).is_dir())
                 .collect::<BTreeSet<_>>()
                 .into_iter()
@@ -492,7 +506,7 @@ impl BuildPlan {
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         Ok(BuildPlan {
-            extensions,
+            targets,
             packages,
             python_source,
             archs,

@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pep440_rs::Version;
-
-use crate::config::{CudaChoice, Cudart, Origin, Sourced, ToolConfig, ToolkitChoice};
+use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::error::Hint;
 use crate::python::PythonInfo;
 
@@ -35,14 +33,10 @@ pub enum ToolchainError {
     NvccBroken { path: PathBuf, message: String },
     #[error("The host compiler {name:?} (from {origin}) was not found on PATH")]
     HostCompilerNotFound { name: String, origin: String },
-    #[error("{name} ({file}) not found for CUDA {major}; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
-    LibraryNotFound {
-        name: String,
-        file: String,
-        major: u32,
-        probes: Vec<String>,
-        env_prefix: String,
-    },
+    #[error("The CUDA library `{name}` was not found for CUDA {major}; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
+    LibraryNotFound { name: String, major: u32, probes: Vec<String>, env_prefix: String },
+    #[error("`{key}` names the library {name:?}, which is neither in cudawheel's catalogue nor declared in `[tool.cudawheel.library.{name}]`")]
+    UnknownLibrary { key: String, name: String, suggestion: Option<String> },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
 }
@@ -51,7 +45,7 @@ impl Hint for ToolchainError {
     fn hints(&self) -> Vec<String> {
         match self {
             ToolchainError::NvccNotFound { pip_possible: true, .. } => vec![
-                "with build isolation (the default) cudawheel installs nvcc from PyPI by itself; with `--no-build-isolation`, `pip install \"nvidia-cuda-nvcc>=13,<14\" \"nvidia-cuda-cccl>=13,<14\"` first".into(),
+                "with build isolation (the default) cudawheel installs nvcc from PyPI by itself; with `--no-build-isolation`, `pip install \"cuda-toolkit[nvcc,cccl,cudart]>=13,<14\"` first".into(),
                 "or point `CUDA_HOME` at a CUDA toolkit".into(),
             ],
             ToolchainError::NvccNotFound { .. } => vec![
@@ -71,6 +65,10 @@ impl Hint for ToolchainError {
                 "set `{env_prefix}_LIBRARY_PATH` and `{env_prefix}_INCLUDE_PATH` (or `{env_prefix}_DIR`) to where it is installed"
             )],
             ToolchainError::LauncherNotFound { .. } => vec!["install it, or drop `compiler-launcher`".into()],
+            ToolchainError::UnknownLibrary { suggestion: Some(s), .. } => vec![format!("did you mean {s:?}?")],
+            ToolchainError::UnknownLibrary { name, .. } => vec![format!(
+                "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
+            )],
             ToolchainError::NvccBroken { .. } => Vec::new(),
         }
     }
@@ -99,32 +97,6 @@ pub struct Nvcc {
     pub archs: Vec<String>,
 }
 
-/// Who provides a library at run time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Provider {
-    /// Distribution name, as the wheel's `Requires-Dist` will spell it.
-    pub dist: String,
-    /// The version built against: `major.minor` of the distribution's own scheme.
-    pub floor: (u64, u64),
-}
-
-/// A CUDA library as found for linking.
-#[derive(Debug, Clone)]
-pub struct FoundLibrary {
-    pub name: String,
-    pub include_dir: PathBuf,
-    pub lib_dir: PathBuf,
-    /// File to link: the SONAME-named shared library, or a static archive.
-    pub file: String,
-    /// SONAME when linked dynamically.
-    pub soname: Option<String>,
-    /// Folder relative to site-packages where the provider installs it (for `$ORIGIN` RPATHs).
-    pub site_dir: String,
-    pub provider: Option<Provider>,
-    /// Where it was found, for messages.
-    pub found_in: String,
-}
-
 #[derive(Debug, Clone)]
 pub struct HostCompiler {
     pub path: PathBuf,
@@ -137,48 +109,10 @@ pub struct Toolchain {
     pub nvcc: Nvcc,
     pub host: HostCompiler,
     pub launcher: Option<PathBuf>,
-    pub cudart: FoundLibrary,
 }
 
-/// The catalogue entry of cudart for one CUDA major (contract §3; facts/nvidia-wheels.md).
-pub struct CudartEntry {
-    pub dist: &'static str,
-    pub site_dir: &'static str,
-    pub soname: &'static str,
-}
-
-pub fn cudart_entry(major: u32) -> CudartEntry {
-    match major {
-        11 => CudartEntry {
-            dist: "nvidia-cuda-runtime-cu11",
-            site_dir: "nvidia/cuda_runtime",
-            soname: "libcudart.so.11.0",
-        },
-        12 => CudartEntry {
-            dist: "nvidia-cuda-runtime-cu12",
-            site_dir: "nvidia/cuda_runtime",
-            soname: "libcudart.so.12",
-        },
-        _ => CudartEntry {
-            dist: "nvidia-cuda-runtime",
-            site_dir: "nvidia/cu13",
-            soname: "libcudart.so.13",
-        },
-    }
-}
-
-/// The newest CUDA major whose complete toolkit is on PyPI, and what to install for it.
+/// The newest CUDA major whose complete toolkit is on PyPI.
 pub const PIP_MAJOR: u32 = 13;
-pub fn pip_toolkit_requirements() -> Vec<String> {
-    [
-        "nvidia-cuda-nvcc",
-        "nvidia-cuda-cccl",
-        "nvidia-cuda-runtime",
-    ]
-    .iter()
-    .map(|d| format!("{d}>={PIP_MAJOR},<{}", PIP_MAJOR + 1))
-    .collect()
-}
 
 type Env = BTreeMap<String, String>;
 
@@ -373,162 +307,46 @@ pub fn resolve_major(
     Ok(choose_nvcc(tool, env, python)?.map_or(PIP_MAJOR, |n| n.major))
 }
 
-/// What `get_requires_for_build_wheel` returns: the pip toolkit when no system one is used.
-pub fn build_requirements(
-    tool: &ToolConfig,
-    env: &Env,
-    python: &PythonInfo,
-) -> Result<Vec<String>, ToolchainError> {
-    Ok(match choose_nvcc(tool, env, python)? {
-        Some(n) if matches!(n.origin, NvccOrigin::System(_)) => Vec::new(),
-        _ => pip_toolkit_requirements(),
-    })
-}
-
-/// The distribution in `site` whose RECORD lists `rel` (a path relative to `site`).
-fn owning_distribution(site: &Path, rel: &str) -> Option<(String, Version)> {
-    let entries = std::fs::read_dir(site).ok()?;
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(stem) = name.strip_suffix(".dist-info") else {
-            continue;
-        };
-        if !stem.to_ascii_lowercase().starts_with("nvidia") {
-            continue;
-        }
-        let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else {
-            continue;
-        };
-        if !record.lines().any(|l| l.split(',').next() == Some(rel)) {
-            continue;
-        }
-        let metadata = std::fs::read_to_string(entry.path().join("METADATA")).ok()?;
-        let field = |key: &str| {
-            metadata
-                .lines()
-                .take_while(|l| !l.is_empty())
-                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
-        };
-        let version: Version = field("Version:")?.parse().ok()?;
-        return Some((field("Name:")?, version));
-    }
-    None
-}
-
-fn floor_of(v: &Version) -> (u64, u64) {
-    let r = v.release();
-    (
-        r.first().copied().unwrap_or(0),
-        r.get(1).copied().unwrap_or(0),
-    )
-}
-
-/// Finds libcudart (contract §3 order: env overrides, NVIDIA wheels, the toolkit, system).
-pub fn find_cudart(
-    nvcc: &Nvcc,
-    mode: Cudart,
-    env: &Env,
-    python: &PythonInfo,
-) -> Result<FoundLibrary, ToolchainError> {
-    let entry = cudart_entry(nvcc.major);
-    let file = match mode {
-        Cudart::Shared => entry.soname.to_string(),
-        Cudart::Static => "libcudart_static.a".to_string(),
+/// What `get_requires_for_build_wheel` returns: NVIDIA's wheels for what the build needs
+/// from PyPI. Toolkit components come through NVIDIA's `cuda-toolkit` meta package, whose extras
+/// pin mutually consistent versions: `cuda-toolkit[cccl,cudart,nvcc]>=13,<14` for the pip
+/// toolkit, `cuda-toolkit[cublas]==12.4.*` for the libraries a system CUDA 12.4 lacks in wheel
+/// form. nccl/cudnn/nvshmem are not in any extra: `nvidia-nccl-cu13`. Libraries of `optional`
+/// targets are not asked for (they are used when found).
+pub fn build_requirements(tool: &ToolConfig, env: &Env, python: &PythonInfo) -> Result<Vec<String>, ToolchainError> {
+    let nvcc = choose_nvcc(tool, env, python)?;
+    let (major, pin, mut extras) = match &nvcc {
+        Some(n) if matches!(n.origin, NvccOrigin::System(_)) => (n.major, format!("=={}.{}.*", n.major, n.minor), Vec::new()),
+        _ => (PIP_MAJOR, format!(">={PIP_MAJOR},<{}", PIP_MAJOR + 1), vec!["nvcc", "cccl", "cudart"]),
     };
-    let header = "cuda_runtime_api.h";
-    let mut probes = Vec::new();
-    // (include dir, lib dir, label, site-packages entry when from a wheel)
-    let mut candidates: Vec<(PathBuf, PathBuf, String, Option<PathBuf>)> = Vec::new();
-    let inc_var = env_path(env, "CUDART_INCLUDE_PATH");
-    if let Some(libs) = env.get("CUDART_LIBRARY_PATH").filter(|v| !v.is_empty()) {
-        for lib in std::env::split_paths(libs) {
-            let inc = inc_var.clone().unwrap_or_else(|| lib.join("../include"));
-            candidates.push((inc, lib, "CUDART_LIBRARY_PATH".into(), None));
-        }
-    } else if let Some(dir) = env_path(env, "CUDART_DIR") {
-        for lib in ["lib", "lib64"] {
-            candidates.push((
-                dir.join("include"),
-                dir.join(lib),
-                "CUDART_DIR".into(),
-                None,
-            ));
+    let mut others = Vec::new();
+    let targets = tool.extensions.iter().chain(&tool.shared_libraries).filter(|t| !t.optional);
+    for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
+        let declared = tool.libraries.get(name);
+        match (crate::catalog::entry(name), declared.and_then(|d| d.pip_package.as_ref())) {
+            (_, Some(pkg)) => others.push(pkg.replace("{major}", &major.to_string())),
+            (Some(e), None) => match (e.toolkit_extra, e.wheel(major)) {
+                (Some(extra), Some(_)) => extras.push(extra),
+                (None, Some(w)) => others.push(w.dist.to_string()),
+                _ => {}
+            },
+            (None, None) => {}
         }
     }
-    for site in &python.sys_path {
-        let base = site.join(entry.site_dir);
-        candidates.push((
-            base.join("include"),
-            base.join("lib"),
-            format!("wheel folder {}", base.display()),
-            Some(site.clone()),
-        ));
+    if matches!(&nvcc, Some(n) if matches!(n.origin, NvccOrigin::System(_))) {
+        // The system toolkit brings its own runtime and CCCL headers.
+        extras.retain(|e| *e != "cudart" && *e != "cccl");
     }
-    for lib in [
-        "lib64",
-        "lib",
-        "targets/x86_64-linux/lib",
-        "targets/sbsa-linux/lib",
-    ] {
-        let inc = if lib.starts_with("targets") {
-            nvcc.root.join(lib).with_file_name("include")
-        } else {
-            nvcc.root.join("include")
-        };
-        candidates.push((inc, nvcc.root.join(lib), "toolkit".into(), None));
+    extras.sort_unstable();
+    extras.dedup();
+    let mut reqs = Vec::new();
+    if !extras.is_empty() {
+        reqs.push(format!("cuda-toolkit[{}]{pin}", extras.join(",")));
     }
-    for (inc, lib) in [
-        ("/usr/include", "/usr/lib/x86_64-linux-gnu"),
-        ("/usr/include", "/usr/lib/aarch64-linux-gnu"),
-        ("/usr/include", "/usr/lib64"),
-    ] {
-        candidates.push((inc.into(), lib.into(), "system".into(), None));
-    }
-    for (inc, lib, label, site) in candidates {
-        let path = lib.join(&file);
-        if !path.is_file() || !inc.join(header).is_file() {
-            probes.push(format!("{} ({label})", path.display()));
-            continue;
-        }
-        let lib = std::fs::canonicalize(&lib).unwrap_or(lib);
-        let inc = std::fs::canonicalize(&inc).unwrap_or(inc);
-        let (site_dir, provider) = if mode == Cudart::Static {
-            (String::new(), None)
-        } else {
-            let owner = site.as_ref().and_then(|s| {
-                let rel = format!("{}/lib/{file}", entry.site_dir);
-                owning_distribution(s, &rel)
-            });
-            let provider = match owner {
-                Some((dist, version)) => Provider {
-                    dist: dist.to_ascii_lowercase().replace('_', "-"),
-                    floor: floor_of(&version),
-                },
-                None => Provider {
-                    dist: entry.dist.to_string(),
-                    floor: (nvcc.major.into(), nvcc.minor.into()),
-                },
-            };
-            (format!("{}/lib", entry.site_dir), Some(provider))
-        };
-        return Ok(FoundLibrary {
-            name: "cudart".into(),
-            include_dir: inc,
-            lib_dir: lib,
-            soname: (mode == Cudart::Shared).then(|| file.clone()),
-            file,
-            site_dir,
-            provider,
-            found_in: label,
-        });
-    }
-    Err(ToolchainError::LibraryNotFound {
-        name: "cudart".into(),
-        file,
-        major: nvcc.major,
-        probes,
-        env_prefix: "CUDART".into(),
-    })
+    others.sort();
+    others.dedup();
+    reqs.extend(others);
+    Ok(reqs)
 }
 
 fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, ToolchainError> {
@@ -587,13 +405,7 @@ pub fn discover(
                 .ok_or_else(|| ToolchainError::LauncherNotFound { name: name.clone() })?,
         ),
     };
-    let cudart = find_cudart(&nvcc, tool.cudart, env, python)?;
-    Ok(Toolchain {
-        nvcc,
-        host,
-        launcher,
-        cudart,
-    })
+    Ok(Toolchain { nvcc, host, launcher })
 }
 
 #[cfg(test)]
@@ -607,27 +419,5 @@ mod tests {
         let text = "Cuda compilation tools, release 11.8, V11.8.89\n";
         assert_eq!(parse_nvcc_version(text), Some((11, 8, "11.8.89".into())));
         assert_eq!(parse_nvcc_version("garbage"), None);
-    }
-
-    #[test]
-    fn owner_of_a_wheel_file_comes_from_record() {
-        let site = tempfile::tempdir().unwrap();
-        let di = site.path().join("nvidia_cuda_runtime-13.5.37.dist-info");
-        std::fs::create_dir_all(&di).unwrap();
-        std::fs::write(
-            di.join("METADATA"),
-            "Metadata-Version: 2.1\nName: nvidia-cuda-runtime\nVersion: 13.5.37\n\nbody",
-        )
-        .unwrap();
-        std::fs::write(
-            di.join("RECORD"),
-            "nvidia/cu13/lib/libcudart.so.13,sha256=x,1\n",
-        )
-        .unwrap();
-        let (name, version) =
-            owning_distribution(site.path(), "nvidia/cu13/lib/libcudart.so.13").unwrap();
-        assert_eq!(name, "nvidia-cuda-runtime");
-        assert_eq!(floor_of(&version), (13, 5));
-        assert!(owning_distribution(site.path(), "nvidia/cu13/lib/libcublas.so.13").is_none());
     }
 }

@@ -25,7 +25,7 @@ def hook(py, project, name, *args, env=None):
 def test_requires_pip_toolkit_when_no_system_cuda(backend_python, tmp_path):
     project = copy_example("saxpy", tmp_path)
     reqs = hook(backend_python, project, "get_requires_for_build_wheel", {})
-    assert reqs == ["nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14"]
+    assert reqs == ["cuda-toolkit[cccl,cudart,nvcc]>=13,<14"]
     assert hook(backend_python, project, "get_requires_for_build_sdist", {}) == []
 
 
@@ -35,7 +35,7 @@ def test_requires_nothing_with_a_system_toolkit(backend_python, tmp_path, cu13_h
     assert hook(backend_python, project, "get_requires_for_build_wheel", {}, env=env) == []
     # toolkit = "pip" from a config setting still asks for the wheels.
     assert hook(backend_python, project, "get_requires_for_build_wheel", {"toolkit": "pip"}, env=env)[0].startswith(
-        "nvidia-cuda-nvcc")
+        "cuda-toolkit[cccl,cudart,nvcc]")
 
 
 def test_system_toolkit_through_cuda_home_with_isolation(tmp_path, wheelhouse, cu13_home):

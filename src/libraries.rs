@@ -1,0 +1,473 @@
+//! Stage 3b, library discovery: for each CUDA library a target uses (catalogued or declared in
+//! `[tool.cudawheel.library.<name>]`), find its headers and libraries in the contract's order
+//! (§3) and record which distribution provides it at run time.
+//!
+//! Order, first hit wins: `<PREFIX>_INCLUDE_PATH`/`_LIBRARY_PATH` (+ `_LDFLAGS`) else
+//! `<PREFIX>_DIR`; NVIDIA wheels on `sys.path` (told apart by their distribution, never by
+//! folder); the CUDA toolkit in use; Debian multiarch and RPM layouts plus `search` entries.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pep440_rs::Version;
+
+use crate::catalog::{self, WheelLayout};
+use crate::config::{suggest, LibraryConfig, ToolConfig};
+use crate::toolchain::{Nvcc, ToolchainError};
+
+type Env = BTreeMap<String, String>;
+
+/// What to look for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibrarySpec {
+    pub name: String,
+    pub env_prefix: String,
+    pub headers: Vec<String>,
+    pub shared: Vec<String>,
+    pub statics: Vec<String>,
+    /// Where this major's NVIDIA wheel installs it (owned copy of the catalogue's layout).
+    pub wheel: Option<(String, String, String)>,
+    /// The distribution that provides it at run time when it is not found inside a wheel.
+    pub pip_package: Option<String>,
+    pub search: Vec<String>,
+}
+
+/// Who provides a library at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Provider {
+    /// Distribution name as `Requires-Dist` spells it.
+    pub dist: String,
+    /// The version built against: `major.minor` of the distribution's own scheme.
+    pub floor: (u64, u64),
+}
+
+impl Provider {
+    /// `nvidia-cufft-cu12>=11.4,<12`
+    pub fn requirement(&self) -> String {
+        format!("{}>={}.{},<{}", self.dist, self.floor.0, self.floor.1, self.floor.0 + 1)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedLib {
+    pub soname: String,
+    /// The file found (linked by `-l:<soname>` from `dir`, or by this path if no file is named
+    /// after the SONAME).
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct FoundLibrary {
+    pub name: String,
+    pub include_dirs: Vec<PathBuf>,
+    pub shared: Vec<SharedLib>,
+    pub statics: Vec<PathBuf>,
+    /// `<PREFIX>_LDFLAGS`, shell-split.
+    pub ldflags: Vec<String>,
+    /// The library folder relative to site-packages where its wheel lives (for `$ORIGIN`).
+    pub site_lib_dir: Option<String>,
+    /// Found outside NVIDIA's wheels (env, toolkit, system): its folder for `system-rpath`.
+    pub outside_dir: Option<PathBuf>,
+    pub provider: Option<Provider>,
+    pub found_in: String,
+}
+
+/// The spec of `name` for CUDA `major`: the catalogue's, with `[tool.cudawheel.library.<name>]`
+/// overriding field by field; a declared name outside the catalogue stands alone.
+pub fn spec_for(name: &str, major: u32, tool: &ToolConfig, key: &str) -> Result<LibrarySpec, ToolchainError> {
+    let declared: Option<&LibraryConfig> = tool.libraries.get(name);
+    let entry = catalog::entry(name);
+    if entry.is_none() && declared.is_none() {
+        let known: Vec<&str> = catalog::CATALOG.iter().map(|e| e.name).chain(tool.libraries.keys().map(String::as_str)).collect();
+        return Err(ToolchainError::UnknownLibrary {
+            key: key.to_string(),
+            name: name.to_string(),
+            suggestion: suggest(name, known.iter().copied()),
+        });
+    }
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let expand = |s: &String| s.replace("{major}", &major.to_string());
+    let wheel = entry.and_then(|e| e.wheel(major)).map(|WheelLayout { dist, dir, include }| {
+        (dist.to_string(), dir.to_string(), include.to_string())
+    });
+    let mut spec = LibrarySpec {
+        name: name.to_string(),
+        env_prefix: entry.map_or_else(|| name.to_ascii_uppercase().replace('-', "_"), |e| e.env_prefix.to_string()),
+        headers: entry.map(|e| strings(e.headers)).unwrap_or_default(),
+        shared: entry.map(|e| strings(e.shared)).unwrap_or_default(),
+        statics: entry.map(|e| strings(e.statics)).unwrap_or_default(),
+        pip_package: wheel.as_ref().map(|w| w.0.clone()),
+        wheel,
+        search: Vec::new(),
+    };
+    if let Some(d) = declared {
+        if !d.headers.is_empty() {
+            spec.headers = d.headers.clone();
+        }
+        if !d.shared.is_empty() {
+            spec.shared = d.shared.clone();
+        }
+        if !d.r#static.is_empty() {
+            spec.statics = d.r#static.clone();
+        }
+        spec.search = d.search.iter().map(expand).collect();
+        if let Some(p) = &d.pip_package {
+            spec.pip_package = Some(expand(p));
+        }
+        if let Some(p) = &d.env_prefix {
+            spec.env_prefix = p.clone();
+        }
+    }
+    Ok(spec)
+}
+
+/// The spec of libcudart linked statically.
+pub fn static_cudart_spec() -> LibrarySpec {
+    LibrarySpec {
+        name: "cudart".into(),
+        env_prefix: "CUDART".into(),
+        headers: vec!["cuda_runtime_api.h".into()],
+        shared: Vec::new(),
+        statics: vec!["cudart_static".into()],
+        wheel: None,
+        pip_package: None,
+        search: Vec::new(),
+    }
+}
+
+/// One place to look.
+struct Candidate {
+    label: String,
+    include_dirs: Vec<PathBuf>,
+    lib_dirs: Vec<PathBuf>,
+    /// `sys.path` entry when the candidate is a wheel folder.
+    site: Option<PathBuf>,
+}
+
+fn env_list(env: &Env, var: &str) -> Option<Vec<PathBuf>> {
+    env.get(var).filter(|v| !v.is_empty()).map(|v| std::env::split_paths(v).collect())
+}
+
+fn candidates(spec: &LibrarySpec, major: u32, nvcc: &Nvcc, env: &Env, sys_path: &[PathBuf]) -> Vec<Candidate> {
+    let p = &spec.env_prefix;
+    let mut out = Vec::new();
+    let inc = env_list(env, &format!("{p}_INCLUDE_PATH"));
+    let lib = env_list(env, &format!("{p}_LIBRARY_PATH"));
+    if inc.is_some() || lib.is_some() {
+        out.push(Candidate {
+            label: format!("{p}_INCLUDE_PATH / {p}_LIBRARY_PATH"),
+            include_dirs: inc.unwrap_or_default(),
+            lib_dirs: lib.unwrap_or_default(),
+            site: None,
+        });
+    } else if let Some(dir) = env.get(&format!("{p}_DIR")).filter(|v| !v.is_empty()) {
+        let dir = PathBuf::from(dir);
+        out.push(Candidate {
+            label: format!("{p}_DIR"),
+            include_dirs: vec![dir.join("include")],
+            lib_dirs: vec![dir.join("lib"), dir.join("lib64")],
+            site: None,
+        });
+    }
+    if let Some((dist, dir, include)) = &spec.wheel {
+        for site in sys_path {
+            let base = site.join(dir);
+            out.push(Candidate {
+                label: format!("{dist} in {}", site.display()),
+                include_dirs: vec![base.join(include)],
+                lib_dirs: vec![base.join("lib")],
+                site: Some(site.clone()),
+            });
+        }
+    }
+    let root = &nvcc.root;
+    out.push(Candidate {
+        label: format!("the CUDA toolkit at {}", root.display()),
+        include_dirs: vec![root.join("include"), root.join("include/cccl"), root.join("targets/x86_64-linux/include")],
+        lib_dirs: vec![root.join("lib64"), root.join("lib"), root.join("targets/x86_64-linux/lib")],
+        site: None,
+    });
+    let name = &spec.name;
+    out.push(Candidate {
+        label: "the system (Debian multiarch)".into(),
+        include_dirs: vec!["/usr/include".into()],
+        lib_dirs: vec!["/usr/lib/x86_64-linux-gnu".into(), "/usr/lib/aarch64-linux-gnu".into()],
+        site: None,
+    });
+    out.push(Candidate {
+        label: "the system (RPM layout)".into(),
+        include_dirs: vec![format!("/usr/include/{name}_{major}").into(), "/usr/include".into()],
+        lib_dirs: vec![format!("/usr/lib64/{name}/{major}").into(), "/usr/lib64".into()],
+        site: None,
+    });
+    for s in &spec.search {
+        let d = PathBuf::from(s);
+        out.push(Candidate {
+            label: format!("`search` entry {s}"),
+            include_dirs: vec![d.join("include"), d.clone()],
+            lib_dirs: vec![d.join("lib"), d.join("lib64"), d.clone()],
+            site: None,
+        });
+    }
+    out
+}
+
+/// `lib<name>.so` or `lib<name>.so.<...>` files in `dir`, shortest name first.
+fn shared_files(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let stem = format!("lib{name}.so");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let f = e.file_name();
+            let f = f.to_string_lossy();
+            f == stem.as_str() || f.strip_prefix(stem.as_str()).is_some_and(|rest| rest.starts_with('.'))
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort_by_key(|p| (p.as_os_str().len(), p.clone()));
+    found
+}
+
+/// The SONAME of the first readable `lib<name>.so*` in `dirs`.
+fn find_shared(dirs: &[PathBuf], name: &str) -> Option<SharedLib> {
+    for dir in dirs {
+        for path in shared_files(dir, name) {
+            let Ok(report) = crate::elf::read(&path) else { continue };
+            let soname = report
+                .soname
+                .unwrap_or_else(|| path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
+            let by_soname = dir.join(&soname);
+            let path = if by_soname.is_file() { by_soname } else { path };
+            return Some(SharedLib { soname, path });
+        }
+    }
+    None
+}
+
+/// The distribution whose RECORD lists `file`, looking for `.dist-info` folders in the file's
+/// ancestors (a `sys.path` entry, or a `pip install --target` prefix).
+pub fn owning_distribution(file: &Path) -> Option<(String, Version)> {
+    let mut dir = file.parent();
+    for _ in 0..5 {
+        let d = dir?;
+        if let Ok(rel) = file.strip_prefix(d) {
+            if let Some(found) = owner_in(d, &crate::metadata::portable(rel)) {
+                return Some(found);
+            }
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+fn owner_in(site: &Path, rel: &str) -> Option<(String, Version)> {
+    for entry in std::fs::read_dir(site).ok()?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".dist-info") {
+            continue;
+        }
+        let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else { continue };
+        if !record.lines().any(|l| l.split(',').next() == Some(rel)) {
+            continue;
+        }
+        let metadata = std::fs::read_to_string(entry.path().join("METADATA")).ok()?;
+        let field = |key: &str| {
+            metadata.lines().take_while(|l| !l.is_empty()).find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+        };
+        let version: Version = field("Version:")?.parse().ok()?;
+        let dist = field("Name:")?.to_ascii_lowercase().replace(['_', '.'], "-");
+        return Some((dist, version));
+    }
+    None
+}
+
+fn floor_of(v: &Version) -> (u64, u64) {
+    let r = v.release();
+    (r.first().copied().unwrap_or(0), r.get(1).copied().unwrap_or(0))
+}
+
+/// The version a file name carries after `.so.`: `libcufft.so.11.2.1.3` -> (11, 2);
+/// `libcublas.so.13` -> (13, 0).
+fn file_version(path: &Path) -> Option<(u64, u64)> {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    let (_, tail) = name.split_once(".so.")?;
+    let mut parts = tail.split('.').map(|p| p.parse::<u64>());
+    let major = parts.next()?.ok()?;
+    let minor = parts.next().and_then(Result::ok).unwrap_or(0);
+    Some((major, minor))
+}
+
+/// Finds one library. `need_static`: also require its static libraries (device linking).
+pub fn find(
+    spec: &LibrarySpec,
+    major: u32,
+    nvcc: &Nvcc,
+    env: &Env,
+    sys_path: &[PathBuf],
+    need_static: bool,
+) -> Result<FoundLibrary, ToolchainError> {
+    let mut probes = Vec::new();
+    for cand in candidates(spec, major, nvcc, env, sys_path) {
+        let mut include_dirs = Vec::new();
+        let mut missing = None;
+        for h in &spec.headers {
+            match cand.include_dirs.iter().find(|d| d.join(h).is_file()) {
+                Some(d) => {
+                    if !include_dirs.contains(d) {
+                        include_dirs.push(d.clone());
+                    }
+                }
+                None => {
+                    missing = Some(h.clone());
+                    break;
+                }
+            }
+        }
+        let mut shared = Vec::new();
+        if missing.is_none() {
+            for name in &spec.shared {
+                match find_shared(&cand.lib_dirs, name) {
+                    Some(s) => shared.push(s),
+                    None => {
+                        missing = Some(format!("lib{name}.so*"));
+                        break;
+                    }
+                }
+            }
+        }
+        let mut statics = Vec::new();
+        if missing.is_none() && (need_static || spec.shared.is_empty()) {
+            for name in &spec.statics {
+                match cand.lib_dirs.iter().map(|d| d.join(format!("lib{name}.a"))).find(|p| p.is_file()) {
+                    Some(p) => statics.push(p),
+                    None => {
+                        missing = Some(format!("lib{name}.a"));
+                        break;
+                    }
+                }
+            }
+        }
+        let where_ = cand
+            .include_dirs
+            .iter()
+            .chain(&cand.lib_dirs)
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if let Some(m) = missing {
+            if cand.site.is_none() || cand.include_dirs.iter().any(|d| d.exists()) {
+                probes.push(format!("{} ({where_}): no {m}", cand.label));
+            }
+            continue;
+        }
+        // The file that tells who owns this copy: a shared library, else a header.
+        let evidence = shared
+            .first()
+            .map(|s| s.path.clone())
+            .or_else(|| statics.first().cloned())
+            .or_else(|| spec.headers.first().and_then(|h| include_dirs.first().map(|d| d.join(h))));
+        let owner = evidence.as_deref().and_then(owning_distribution);
+        if let (Some(_), Some((want, _, _)), Some((dist, _))) = (&cand.site, &spec.wheel, &owner) {
+            // nccl/cudnn/nvshmem -cu12 and -cu13 share a folder: only the distribution tells.
+            if dist != want {
+                probes.push(format!("{} ({where_}): belongs to {dist}, not to {want}", cand.label));
+                continue;
+            }
+        }
+        let provider = if spec.shared.is_empty() {
+            None
+        } else {
+            match (&owner, &spec.pip_package) {
+                (Some((dist, version)), _) if dist.starts_with("nvidia-") || Some(dist) == spec.pip_package.as_ref() => {
+                    Some(Provider { dist: dist.clone(), floor: floor_of(version) })
+                }
+                (_, Some(pkg)) => {
+                    let floor = shared.first().and_then(|s| file_version(&s.path)).unwrap_or((nvcc.major.into(), nvcc.minor.into()));
+                    Some(Provider { dist: pkg.clone(), floor })
+                }
+                _ => None,
+            }
+        };
+        let site_lib_dir = match (&cand.site, &spec.wheel) {
+            (Some(_), Some((_, dir, _))) | (None, Some((_, dir, _))) => Some(format!("{dir}/lib")),
+            _ => None,
+        };
+        let from_wheel = cand.site.is_some() || owner.as_ref().is_some_and(|(d, _)| d.starts_with("nvidia-"));
+        let outside_dir = if from_wheel { None } else { shared.first().and_then(|s| s.path.parent().map(Path::to_path_buf)) };
+        let ldflags = env
+            .get(&format!("{}_LDFLAGS", spec.env_prefix))
+            .and_then(|v| shlex::split(v))
+            .unwrap_or_default();
+        return Ok(FoundLibrary {
+            name: spec.name.clone(),
+            include_dirs,
+            shared,
+            statics,
+            ldflags,
+            site_lib_dir,
+            outside_dir,
+            provider,
+            found_in: cand.label,
+        });
+    }
+    Err(ToolchainError::LibraryNotFound {
+        name: spec.name.clone(),
+        major,
+        probes,
+        env_prefix: spec.env_prefix.clone(),
+    })
+}
+
+/// `libcudadevrt.a` beside the runtime (or in the toolkit), for linking `rdc` targets.
+pub fn cudadevrt(cudart: &FoundLibrary, nvcc: &Nvcc) -> Option<PathBuf> {
+    let near = cudart.shared.iter().map(|s| s.path.clone()).chain(cudart.statics.iter().cloned());
+    near.filter_map(|p| p.parent().map(Path::to_path_buf))
+        .chain(["lib64", "lib", "targets/x86_64-linux/lib"].iter().map(|d| nvcc.root.join(d)))
+        .map(|d| d.join("libcudadevrt.a"))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_file_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("libcufft.so.11.2.1.3");
+        std::fs::write(&real, b"").unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("libcufft.so.11")).unwrap();
+        assert_eq!(file_version(&dir.path().join("libcufft.so.11")), Some((11, 2)));
+        std::fs::write(dir.path().join("libcublas.so.13"), b"").unwrap();
+        assert_eq!(file_version(&dir.path().join("libcublas.so.13")), Some((13, 0)));
+        assert_eq!(file_version(Path::new("/x/libfoo.so")), None);
+    }
+
+    #[test]
+    fn owner_of_a_wheel_file_comes_from_record() {
+        let site = tempfile::tempdir().unwrap();
+        let di = site.path().join("nvidia_nccl_cu12-2.32.3.dist-info");
+        std::fs::create_dir_all(&di).unwrap();
+        std::fs::create_dir_all(site.path().join("nvidia/nccl/lib")).unwrap();
+        let lib = site.path().join("nvidia/nccl/lib/libnccl.so.2");
+        std::fs::write(&lib, b"").unwrap();
+        std::fs::write(di.join("METADATA"), "Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.32.3\n\nbody").unwrap();
+        std::fs::write(di.join("RECORD"), "nvidia/nccl/lib/libnccl.so.2,sha256=x,1\n").unwrap();
+        let (name, version) = owning_distribution(&lib).unwrap();
+        assert_eq!(name, "nvidia-nccl-cu12");
+        assert_eq!(floor_of(&version), (2, 32));
+    }
+
+    #[test]
+    fn unknown_library_names_suggest_the_catalogue() {
+        let tool = crate::config::ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
+        let e = spec_for("cublass", 13, &tool, "tool.cudawheel.extension[0].cuda-libraries").unwrap_err();
+        assert!(matches!(e, ToolchainError::UnknownLibrary { suggestion: Some(ref s), .. } if s == "cublas"), "{e:?}");
+        let s = spec_for("cufft", 12, &tool, "k").unwrap();
+        assert_eq!(s.wheel.unwrap().0, "nvidia-cufft-cu12");
+        assert_eq!(s.env_prefix, "CUFFT");
+    }
+}
