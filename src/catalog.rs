@@ -36,7 +36,11 @@ pub struct CatalogEntry {
 }
 
 const fn w(dist: &'static str, dir: &'static str) -> Option<WheelLayout> {
-    Some(WheelLayout { dist, dir, include: "include" })
+    Some(WheelLayout {
+        dist,
+        dir,
+        include: "include",
+    })
 }
 
 /// A toolkit component: `-cu11`/`-cu12` wheels in `nvidia/<dir>`, the unsuffixed CUDA 13 one in
@@ -51,7 +55,11 @@ macro_rules! toolkit {
             statics: &[],
             toolkit_extra: Some($name),
             wheels: [
-                if $cu11 { w(concat!($dist, "-cu11"), concat!("nvidia/", $dir)) } else { None },
+                if $cu11 {
+                    w(concat!($dist, "-cu11"), concat!("nvidia/", $dir))
+                } else {
+                    None
+                },
                 w(concat!($dist, "-cu12"), concat!("nvidia/", $dir)),
                 w($dist, "nvidia/cu13"),
             ],
@@ -71,7 +79,11 @@ pub static CATALOG: &[CatalogEntry] = &[
         wheels: [
             w("nvidia-cuda-cccl-cu11", "nvidia/cuda_cccl"),
             w("nvidia-cuda-cccl-cu12", "nvidia/cuda_cccl"),
-            Some(WheelLayout { dist: "nvidia-cuda-cccl", dir: "nvidia/cu13", include: "include/cccl" }),
+            Some(WheelLayout {
+                dist: "nvidia-cuda-cccl",
+                dir: "nvidia/cu13",
+                include: "include/cccl",
+            }),
         ],
     },
     toolkit!("cublas", "CUBLAS", "nvidia-cublas", "cublas", &["cublas_v2.h", "cublasLt.h"], &["cublas", "cublasLt"], cu11: true),
@@ -147,15 +159,35 @@ mod tests {
     #[test]
     fn cuda13_toolkit_libraries_share_one_tree_and_keep_unsuffixed_names() {
         let cublas = entry("cublas").unwrap();
-        assert_eq!(cublas.wheel(13).unwrap(), WheelLayout { dist: "nvidia-cublas", dir: "nvidia/cu13", include: "include" });
+        assert_eq!(
+            cublas.wheel(13).unwrap(),
+            WheelLayout {
+                dist: "nvidia-cublas",
+                dir: "nvidia/cu13",
+                include: "include"
+            }
+        );
         assert_eq!(cublas.wheel(12).unwrap().dist, "nvidia-cublas-cu12");
-        assert_eq!(entry("cudart").unwrap().wheel(11).unwrap().dir, "nvidia/cuda_runtime");
+        assert_eq!(
+            entry("cudart").unwrap().wheel(11).unwrap().dir,
+            "nvidia/cuda_runtime"
+        );
         assert!(entry("nvjitlink").unwrap().wheel(11).is_none());
-        assert_eq!(entry("nccl").unwrap().wheel(13).unwrap().dist, "nvidia-nccl-cu13");
-        assert_eq!(entry("cccl").unwrap().wheel(13).unwrap().include, "include/cccl");
+        assert_eq!(
+            entry("nccl").unwrap().wheel(13).unwrap().dist,
+            "nvidia-nccl-cu13"
+        );
+        assert_eq!(
+            entry("cccl").unwrap().wheel(13).unwrap().include,
+            "include/cccl"
+        );
         for e in CATALOG {
             if let Some(w) = e.wheel(13) {
-                assert!(!w.dist.ends_with("-cu13") || e.toolkit_extra.is_none(), "{} uses a deprecated -cu13 stub", w.dist);
+                assert!(
+                    !w.dist.ends_with("-cu13") || e.toolkit_extra.is_none(),
+                    "{} uses a deprecated -cu13 stub",
+                    w.dist
+                );
             }
         }
     }

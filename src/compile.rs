@@ -146,7 +146,12 @@ pub fn compile_jobs(
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
-    for dir in ext.include_dirs.iter().chain([&python.include_dir]).chain(lib_includes) {
+    for dir in ext
+        .include_dirs
+        .iter()
+        .chain([&python.include_dir])
+        .chain(lib_includes)
+    {
         common.push(format!("-I{}", dir.display()));
     }
     ext.sources
@@ -213,7 +218,11 @@ pub fn dlink_job(
 ) -> Job {
     let output = obj_dir.join(&ext.module).join("__device_link.o");
     let mut args: Vec<String> = vec!["-dlink".into()];
-    args.extend(cuda_objects.iter().map(|o| o.to_string_lossy().into_owned()));
+    args.extend(
+        cuda_objects
+            .iter()
+            .map(|o| o.to_string_lossy().into_owned()),
+    );
     args.extend(["-o".into(), output.to_string_lossy().into_owned()]);
     args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
@@ -221,15 +230,16 @@ pub fn dlink_job(
         args.extend(["-gencode".into(), g.to_string()]);
     }
     args.push(compress_flag(tc));
-    for s in statics {
-        if let (Some(dir), Some(file)) = (s.parent(), s.file_name()) {
-            args.push(format!("-L{}", dir.display()));
-            args.push(format!("-l:{}", file.to_string_lossy()));
-        }
-    }
+    // nvlink silently ignores `-l` names it cannot find: give archives by path.
+    args.extend(statics.iter().map(|s| s.to_string_lossy().into_owned()));
     args.extend(ext.nvcc_flags.iter().cloned());
     let (program, args) = Job::launched(&tc.nvcc.path, None, args);
-    Job { program, args, output, label: format!("nvcc -dlink {}", ext.module) }
+    Job {
+        program,
+        args,
+        output,
+        label: format!("nvcc -dlink {}", ext.module),
+    }
 }
 
 /// Runs one job, capturing its output.

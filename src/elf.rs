@@ -274,7 +274,8 @@ pub fn audit(
     }
     for entry in &report.rpath {
         let origin_relative = entry == "$ORIGIN" || entry.starts_with("$ORIGIN/");
-        let allowed_absolute = allow_absolute && entry.starts_with('/') && expected_rpath.contains(entry);
+        let allowed_absolute =
+            allow_absolute && entry.starts_with('/') && expected_rpath.contains(entry);
         if entry.is_empty() || !(origin_relative || allowed_absolute) {
             return Err(fail(
                 format!("has the RPATH entry {entry:?}, which is not `$ORIGIN`-relative"),

@@ -44,7 +44,13 @@ pub struct Provider {
 impl Provider {
     /// `nvidia-cufft-cu12>=11.4,<12`
     pub fn requirement(&self) -> String {
-        format!("{}>={}.{},<{}", self.dist, self.floor.0, self.floor.1, self.floor.0 + 1)
+        format!(
+            "{}>={}.{},<{}",
+            self.dist,
+            self.floor.0,
+            self.floor.1,
+            self.floor.0 + 1
+        )
     }
 }
 
@@ -74,11 +80,20 @@ pub struct FoundLibrary {
 
 /// The spec of `name` for CUDA `major`: the catalogue's, with `[tool.cudawheel.library.<name>]`
 /// overriding field by field; a declared name outside the catalogue stands alone.
-pub fn spec_for(name: &str, major: u32, tool: &ToolConfig, key: &str) -> Result<LibrarySpec, ToolchainError> {
+pub fn spec_for(
+    name: &str,
+    major: u32,
+    tool: &ToolConfig,
+    key: &str,
+) -> Result<LibrarySpec, ToolchainError> {
     let declared: Option<&LibraryConfig> = tool.libraries.get(name);
     let entry = catalog::entry(name);
     if entry.is_none() && declared.is_none() {
-        let known: Vec<&str> = catalog::CATALOG.iter().map(|e| e.name).chain(tool.libraries.keys().map(String::as_str)).collect();
+        let known: Vec<&str> = catalog::CATALOG
+            .iter()
+            .map(|e| e.name)
+            .chain(tool.libraries.keys().map(String::as_str))
+            .collect();
         return Err(ToolchainError::UnknownLibrary {
             key: key.to_string(),
             name: name.to_string(),
@@ -87,12 +102,17 @@ pub fn spec_for(name: &str, major: u32, tool: &ToolConfig, key: &str) -> Result<
     }
     let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let expand = |s: &String| s.replace("{major}", &major.to_string());
-    let wheel = entry.and_then(|e| e.wheel(major)).map(|WheelLayout { dist, dir, include }| {
-        (dist.to_string(), dir.to_string(), include.to_string())
-    });
+    let wheel = entry
+        .and_then(|e| e.wheel(major))
+        .map(|WheelLayout { dist, dir, include }| {
+            (dist.to_string(), dir.to_string(), include.to_string())
+        });
     let mut spec = LibrarySpec {
         name: name.to_string(),
-        env_prefix: entry.map_or_else(|| name.to_ascii_uppercase().replace('-', "_"), |e| e.env_prefix.to_string()),
+        env_prefix: entry.map_or_else(
+            || name.to_ascii_uppercase().replace('-', "_"),
+            |e| e.env_prefix.to_string(),
+        ),
         headers: entry.map(|e| strings(e.headers)).unwrap_or_default(),
         shared: entry.map(|e| strings(e.shared)).unwrap_or_default(),
         statics: entry.map(|e| strings(e.statics)).unwrap_or_default(),
@@ -145,10 +165,18 @@ struct Candidate {
 }
 
 fn env_list(env: &Env, var: &str) -> Option<Vec<PathBuf>> {
-    env.get(var).filter(|v| !v.is_empty()).map(|v| std::env::split_paths(v).collect())
+    env.get(var)
+        .filter(|v| !v.is_empty())
+        .map(|v| std::env::split_paths(v).collect())
 }
 
-fn candidates(spec: &LibrarySpec, major: u32, nvcc: &Nvcc, env: &Env, sys_path: &[PathBuf]) -> Vec<Candidate> {
+fn candidates(
+    spec: &LibrarySpec,
+    major: u32,
+    nvcc: &Nvcc,
+    env: &Env,
+    sys_path: &[PathBuf],
+) -> Vec<Candidate> {
     let p = &spec.env_prefix;
     let mut out = Vec::new();
     let inc = env_list(env, &format!("{p}_INCLUDE_PATH"));
@@ -183,21 +211,38 @@ fn candidates(spec: &LibrarySpec, major: u32, nvcc: &Nvcc, env: &Env, sys_path: 
     let root = &nvcc.root;
     out.push(Candidate {
         label: format!("the CUDA toolkit at {}", root.display()),
-        include_dirs: vec![root.join("include"), root.join("include/cccl"), root.join("targets/x86_64-linux/include")],
-        lib_dirs: vec![root.join("lib64"), root.join("lib"), root.join("targets/x86_64-linux/lib")],
+        include_dirs: vec![
+            root.join("include"),
+            root.join("include/cccl"),
+            root.join("targets/x86_64-linux/include"),
+        ],
+        lib_dirs: vec![
+            root.join("lib64"),
+            root.join("lib"),
+            root.join("targets/x86_64-linux/lib"),
+        ],
         site: None,
     });
     let name = &spec.name;
     out.push(Candidate {
         label: "the system (Debian multiarch)".into(),
         include_dirs: vec!["/usr/include".into()],
-        lib_dirs: vec!["/usr/lib/x86_64-linux-gnu".into(), "/usr/lib/aarch64-linux-gnu".into()],
+        lib_dirs: vec![
+            "/usr/lib/x86_64-linux-gnu".into(),
+            "/usr/lib/aarch64-linux-gnu".into(),
+        ],
         site: None,
     });
     out.push(Candidate {
         label: "the system (RPM layout)".into(),
-        include_dirs: vec![format!("/usr/include/{name}_{major}").into(), "/usr/include".into()],
-        lib_dirs: vec![format!("/usr/lib64/{name}/{major}").into(), "/usr/lib64".into()],
+        include_dirs: vec![
+            format!("/usr/include/{name}_{major}").into(),
+            "/usr/include".into(),
+        ],
+        lib_dirs: vec![
+            format!("/usr/lib64/{name}/{major}").into(),
+            "/usr/lib64".into(),
+        ],
         site: None,
     });
     for s in &spec.search {
@@ -222,7 +267,9 @@ fn shared_files(dir: &Path, name: &str) -> Vec<PathBuf> {
         .filter(|e| {
             let f = e.file_name();
             let f = f.to_string_lossy();
-            f == stem.as_str() || f.strip_prefix(stem.as_str()).is_some_and(|rest| rest.starts_with('.'))
+            f == stem.as_str()
+                || f.strip_prefix(stem.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
         })
         .map(|e| e.path())
         .collect();
@@ -234,10 +281,14 @@ fn shared_files(dir: &Path, name: &str) -> Vec<PathBuf> {
 fn find_shared(dirs: &[PathBuf], name: &str) -> Option<SharedLib> {
     for dir in dirs {
         for path in shared_files(dir, name) {
-            let Ok(report) = crate::elf::read(&path) else { continue };
-            let soname = report
-                .soname
-                .unwrap_or_else(|| path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
+            let Ok(report) = crate::elf::read(&path) else {
+                continue;
+            };
+            let soname = report.soname.unwrap_or_else(|| {
+                path.file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
             let by_soname = dir.join(&soname);
             let path = if by_soname.is_file() { by_soname } else { path };
             return Some(SharedLib { soname, path });
@@ -249,6 +300,13 @@ fn find_shared(dirs: &[PathBuf], name: &str) -> Option<SharedLib> {
 /// The distribution whose RECORD lists `file`, looking for `.dist-info` folders in the file's
 /// ancestors (a `sys.path` entry, or a `pip install --target` prefix).
 pub fn owning_distribution(file: &Path) -> Option<(String, Version)> {
+    // Through symlinked folders (a toolkit's `lib64 -> py/nvidia/cuda_runtime/lib`) to the
+    // folder the wheel was installed into; the file name itself stays as RECORD lists it.
+    let real_dir = file.parent().and_then(|d| std::fs::canonicalize(d).ok());
+    let file = &real_dir.map_or_else(
+        || file.to_path_buf(),
+        |d| d.join(file.file_name().unwrap_or_default()),
+    );
     let mut dir = file.parent();
     for _ in 0..5 {
         let d = dir?;
@@ -268,16 +326,23 @@ fn owner_in(site: &Path, rel: &str) -> Option<(String, Version)> {
         if !name.ends_with(".dist-info") {
             continue;
         }
-        let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else { continue };
+        let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else {
+            continue;
+        };
         if !record.lines().any(|l| l.split(',').next() == Some(rel)) {
             continue;
         }
         let metadata = std::fs::read_to_string(entry.path().join("METADATA")).ok()?;
         let field = |key: &str| {
-            metadata.lines().take_while(|l| !l.is_empty()).find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+            metadata
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
         };
         let version: Version = field("Version:")?.parse().ok()?;
-        let dist = field("Name:")?.to_ascii_lowercase().replace(['_', '.'], "-");
+        let dist = field("Name:")?
+            .to_ascii_lowercase()
+            .replace(['_', '.'], "-");
         return Some((dist, version));
     }
     None
@@ -285,7 +350,10 @@ fn owner_in(site: &Path, rel: &str) -> Option<(String, Version)> {
 
 fn floor_of(v: &Version) -> (u64, u64) {
     let r = v.release();
-    (r.first().copied().unwrap_or(0), r.get(1).copied().unwrap_or(0))
+    (
+        r.first().copied().unwrap_or(0),
+        r.get(1).copied().unwrap_or(0),
+    )
 }
 
 /// The version a file name carries after `.so.`: `libcufft.so.11.2.1.3` -> (11, 2);
@@ -341,7 +409,12 @@ pub fn find(
         let mut statics = Vec::new();
         if missing.is_none() && (need_static || spec.shared.is_empty()) {
             for name in &spec.statics {
-                match cand.lib_dirs.iter().map(|d| d.join(format!("lib{name}.a"))).find(|p| p.is_file()) {
+                match cand
+                    .lib_dirs
+                    .iter()
+                    .map(|d| d.join(format!("lib{name}.a")))
+                    .find(|p| p.is_file())
+                {
                     Some(p) => statics.push(p),
                     None => {
                         missing = Some(format!("lib{name}.a"));
@@ -368,12 +441,19 @@ pub fn find(
             .first()
             .map(|s| s.path.clone())
             .or_else(|| statics.first().cloned())
-            .or_else(|| spec.headers.first().and_then(|h| include_dirs.first().map(|d| d.join(h))));
+            .or_else(|| {
+                spec.headers
+                    .first()
+                    .and_then(|h| include_dirs.first().map(|d| d.join(h)))
+            });
         let owner = evidence.as_deref().and_then(owning_distribution);
         if let (Some(_), Some((want, _, _)), Some((dist, _))) = (&cand.site, &spec.wheel, &owner) {
             // nccl/cudnn/nvshmem -cu12 and -cu13 share a folder: only the distribution tells.
             if dist != want {
-                probes.push(format!("{} ({where_}): belongs to {dist}, not to {want}", cand.label));
+                probes.push(format!(
+                    "{} ({where_}): belongs to {dist}, not to {want}",
+                    cand.label
+                ));
                 continue;
             }
         }
@@ -381,12 +461,23 @@ pub fn find(
             None
         } else {
             match (&owner, &spec.pip_package) {
-                (Some((dist, version)), _) if dist.starts_with("nvidia-") || Some(dist) == spec.pip_package.as_ref() => {
-                    Some(Provider { dist: dist.clone(), floor: floor_of(version) })
+                (Some((dist, version)), _)
+                    if dist.starts_with("nvidia-") || Some(dist) == spec.pip_package.as_ref() =>
+                {
+                    Some(Provider {
+                        dist: dist.clone(),
+                        floor: floor_of(version),
+                    })
                 }
                 (_, Some(pkg)) => {
-                    let floor = shared.first().and_then(|s| file_version(&s.path)).unwrap_or((nvcc.major.into(), nvcc.minor.into()));
-                    Some(Provider { dist: pkg.clone(), floor })
+                    let floor = shared
+                        .first()
+                        .and_then(|s| file_version(&s.path))
+                        .unwrap_or((nvcc.major.into(), nvcc.minor.into()));
+                    Some(Provider {
+                        dist: pkg.clone(),
+                        floor,
+                    })
                 }
                 _ => None,
             }
@@ -395,8 +486,17 @@ pub fn find(
             (Some(_), Some((_, dir, _))) | (None, Some((_, dir, _))) => Some(format!("{dir}/lib")),
             _ => None,
         };
-        let from_wheel = cand.site.is_some() || owner.as_ref().is_some_and(|(d, _)| d.starts_with("nvidia-"));
-        let outside_dir = if from_wheel { None } else { shared.first().and_then(|s| s.path.parent().map(Path::to_path_buf)) };
+        let from_wheel = cand.site.is_some()
+            || owner
+                .as_ref()
+                .is_some_and(|(d, _)| d.starts_with("nvidia-"));
+        let outside_dir = if from_wheel {
+            None
+        } else {
+            shared
+                .first()
+                .and_then(|s| s.path.parent().map(Path::to_path_buf))
+        };
         let ldflags = env
             .get(&format!("{}_LDFLAGS", spec.env_prefix))
             .and_then(|v| shlex::split(v))
@@ -421,15 +521,6 @@ pub fn find(
     })
 }
 
-/// `libcudadevrt.a` beside the runtime (or in the toolkit), for linking `rdc` targets.
-pub fn cudadevrt(cudart: &FoundLibrary, nvcc: &Nvcc) -> Option<PathBuf> {
-    let near = cudart.shared.iter().map(|s| s.path.clone()).chain(cudart.statics.iter().cloned());
-    near.filter_map(|p| p.parent().map(Path::to_path_buf))
-        .chain(["lib64", "lib", "targets/x86_64-linux/lib"].iter().map(|d| nvcc.root.join(d)))
-        .map(|d| d.join("libcudadevrt.a"))
-        .find(|p| p.is_file())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,9 +531,15 @@ mod tests {
         let real = dir.path().join("libcufft.so.11.2.1.3");
         std::fs::write(&real, b"").unwrap();
         std::os::unix::fs::symlink(&real, dir.path().join("libcufft.so.11")).unwrap();
-        assert_eq!(file_version(&dir.path().join("libcufft.so.11")), Some((11, 2)));
+        assert_eq!(
+            file_version(&dir.path().join("libcufft.so.11")),
+            Some((11, 2))
+        );
         std::fs::write(dir.path().join("libcublas.so.13"), b"").unwrap();
-        assert_eq!(file_version(&dir.path().join("libcublas.so.13")), Some((13, 0)));
+        assert_eq!(
+            file_version(&dir.path().join("libcublas.so.13")),
+            Some((13, 0))
+        );
         assert_eq!(file_version(Path::new("/x/libfoo.so")), None);
     }
 
@@ -454,8 +551,16 @@ mod tests {
         std::fs::create_dir_all(site.path().join("nvidia/nccl/lib")).unwrap();
         let lib = site.path().join("nvidia/nccl/lib/libnccl.so.2");
         std::fs::write(&lib, b"").unwrap();
-        std::fs::write(di.join("METADATA"), "Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.32.3\n\nbody").unwrap();
-        std::fs::write(di.join("RECORD"), "nvidia/nccl/lib/libnccl.so.2,sha256=x,1\n").unwrap();
+        std::fs::write(
+            di.join("METADATA"),
+            "Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.32.3\n\nbody",
+        )
+        .unwrap();
+        std::fs::write(
+            di.join("RECORD"),
+            "nvidia/nccl/lib/libnccl.so.2,sha256=x,1\n",
+        )
+        .unwrap();
         let (name, version) = owning_distribution(&lib).unwrap();
         assert_eq!(name, "nvidia-nccl-cu12");
         assert_eq!(floor_of(&version), (2, 32));
@@ -463,9 +568,19 @@ mod tests {
 
     #[test]
     fn unknown_library_names_suggest_the_catalogue() {
-        let tool = crate::config::ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
-        let e = spec_for("cublass", 13, &tool, "tool.cudawheel.extension[0].cuda-libraries").unwrap_err();
-        assert!(matches!(e, ToolchainError::UnknownLibrary { suggestion: Some(ref s), .. } if s == "cublas"), "{e:?}");
+        let tool =
+            crate::config::ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
+        let e = spec_for(
+            "cublass",
+            13,
+            &tool,
+            "tool.cudawheel.extension[0].cuda-libraries",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e, ToolchainError::UnknownLibrary { suggestion: Some(ref s), .. } if s == "cublas"),
+            "{e:?}"
+        );
         let s = spec_for("cufft", 12, &tool, "k").unwrap();
         assert_eq!(s.wheel.unwrap().0, "nvidia-cufft-cu12");
         assert_eq!(s.env_prefix, "CUFFT");

@@ -22,11 +22,19 @@ pub fn origin_rpath(wheel_path: &str, site_dir: &str) -> String {
 
 /// `$ORIGIN`-relative path from the folder of `from` (a wheel path) to the folder `to_dir`.
 pub fn origin_relative(from: &str, to_dir: &str) -> String {
-    let from_dir: Vec<&str> = from.split('/').collect::<Vec<_>>().split_last().map(|(_, d)| d.to_vec()).unwrap_or_default();
+    let from_dir: Vec<&str> = from
+        .split('/')
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(_, d)| d.to_vec())
+        .unwrap_or_default();
     let to: Vec<&str> = to_dir.split('/').filter(|c| !c.is_empty()).collect();
     let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let mut parts = vec!["$ORIGIN".to_string()];
-    parts.extend(std::iter::repeat_n("..".to_string(), from_dir.len() - common));
+    parts.extend(std::iter::repeat_n(
+        "..".to_string(),
+        from_dir.len() - common,
+    ));
     parts.extend(to[common..].iter().map(|s| s.to_string()));
     parts.join("/")
 }
@@ -34,7 +42,12 @@ pub fn origin_relative(from: &str, to_dir: &str) -> String {
 /// The RPATH entries a target must carry: one per wheel folder of its NVIDIA libraries, one per
 /// folder of the project's shared libraries it links, and (with `system_rpath`) the absolute
 /// folders of libraries found outside NVIDIA's wheels.
-pub fn rpath_for(target: &TargetPlan, libs: &[&FoundLibrary], linked: &[&TargetPlan], system_rpath: bool) -> Vec<String> {
+pub fn rpath_for(
+    target: &TargetPlan,
+    libs: &[&FoundLibrary],
+    linked: &[&TargetPlan],
+    system_rpath: bool,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |e: String| {
         if !out.contains(&e) {
@@ -61,7 +74,9 @@ pub fn rpath_for(target: &TargetPlan, libs: &[&FoundLibrary], linked: &[&TargetP
 }
 
 fn clean(p: &Path) -> PathBuf {
-    p.components().filter(|c| !matches!(c, Component::CurDir)).collect()
+    p.components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect()
 }
 
 /// The link command of one target.
@@ -74,24 +89,48 @@ pub fn link_job(
     linked: &[&TargetPlan],
     rpath: &[String],
     out_dir: &Path,
-    cudadevrt: Option<&Path>,
 ) -> Job {
     let output = out_dir.join(&target.wheel_path);
     let mut args: Vec<String> = tc.host.args.clone();
-    args.extend(["-shared".into(), "-o".into(), output.to_string_lossy().into_owned()]);
+    args.extend([
+        "-shared".into(),
+        "-o".into(),
+        output.to_string_lossy().into_owned(),
+    ]);
     if let TargetKind::SharedLibrary { soname } = &target.kind {
         args.push(format!("-Wl,-soname,{soname}"));
     }
     args.extend(objects.iter().map(|o| o.to_string_lossy().into_owned()));
+    // An rdc target's device-link object refers to host-side parts of the static device
+    // libraries (NVSHMEM's init/finalize, fatbin wrappers): they follow the objects.
+    if target.rdc {
+        for lib in libs.iter().filter(|l| !l.shared.is_empty()) {
+            args.extend(lib.statics.iter().map(|s| s.to_string_lossy().into_owned()));
+        }
+    }
+    // Every library asked for is recorded in DT_NEEDED (some compilers default to
+    // --as-needed): Requires-Dist, predicted from the configuration, must match the ELF.
+    args.push("-Wl,--no-as-needed".into());
     for other in linked {
         let file = out_dir.join(&other.wheel_path);
-        args.push(format!("-L{}", clean(file.parent().unwrap_or(out_dir)).display()));
-        args.push(format!("-l:{}", file.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()));
+        args.push(format!(
+            "-L{}",
+            clean(file.parent().unwrap_or(out_dir)).display()
+        ));
+        args.push(format!(
+            "-l:{}",
+            file.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
     }
     for lib in libs {
         for s in &lib.shared {
             let dir = s.path.parent().unwrap_or(Path::new("/"));
-            let by_name = s.path.file_name().is_some_and(|f| f.to_string_lossy() == s.soname);
+            let by_name = s
+                .path
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy() == s.soname);
             if by_name {
                 args.push(format!("-L{}", dir.display()));
                 args.push(format!("-l:{}", s.soname));
@@ -103,14 +142,15 @@ pub fn link_job(
         // device libraries of rdc targets went into the device link instead.
         if lib.shared.is_empty() {
             args.extend(lib.statics.iter().map(|s| s.to_string_lossy().into_owned()));
-            if lib.statics.iter().any(|s| s.to_string_lossy().contains("cudart_static")) {
+            if lib
+                .statics
+                .iter()
+                .any(|s| s.to_string_lossy().contains("cudart_static"))
+            {
                 args.extend(["-ldl".into(), "-lrt".into(), "-lpthread".into()]);
             }
         }
         args.extend(lib.ldflags.iter().cloned());
-    }
-    if let Some(devrt) = cudadevrt {
-        args.push(devrt.to_string_lossy().into_owned());
     }
     // DT_RPATH (not RUNPATH): searched before LD_LIBRARY_PATH and for the libraries' own needs.
     args.push("-Wl,--disable-new-dtags".into());
@@ -119,7 +159,12 @@ pub fn link_job(
     }
     args.push("-Wl,-O1".into());
     args.extend(target.link_flags.iter().cloned());
-    Job { program: tc.host.path.clone(), args, output, label: format!("link {}", target.wheel_path) }
+    Job {
+        program: tc.host.path.clone(),
+        args,
+        output,
+        label: format!("link {}", target.wheel_path),
+    }
 }
 
 #[cfg(test)]
@@ -128,15 +173,27 @@ mod tests {
 
     #[test]
     fn rpath_climbs_one_level_per_package() {
-        assert_eq!(origin_rpath("saxpy/_core.abi3.so", "nvidia/cu13/lib"), "$ORIGIN/../nvidia/cu13/lib");
-        assert_eq!(origin_rpath("a/b/_c.so", "nvidia/cu13/lib"), "$ORIGIN/../../nvidia/cu13/lib");
-        assert_eq!(origin_rpath("_c.so", "nvidia/cuda_runtime/lib"), "$ORIGIN/nvidia/cuda_runtime/lib");
+        assert_eq!(
+            origin_rpath("saxpy/_core.abi3.so", "nvidia/cu13/lib"),
+            "$ORIGIN/../nvidia/cu13/lib"
+        );
+        assert_eq!(
+            origin_rpath("a/b/_c.so", "nvidia/cu13/lib"),
+            "$ORIGIN/../../nvidia/cu13/lib"
+        );
+        assert_eq!(
+            origin_rpath("_c.so", "nvidia/cuda_runtime/lib"),
+            "$ORIGIN/nvidia/cuda_runtime/lib"
+        );
     }
 
     #[test]
     fn relative_paths_between_wheel_folders() {
         assert_eq!(origin_relative("pkg/_ext.so", "pkg/lib"), "$ORIGIN/lib");
-        assert_eq!(origin_relative("pkg/sub/_ext.so", "pkg/lib"), "$ORIGIN/../lib");
+        assert_eq!(
+            origin_relative("pkg/sub/_ext.so", "pkg/lib"),
+            "$ORIGIN/../lib"
+        );
         assert_eq!(origin_relative("pkg/lib/libb.so", "pkg/lib"), "$ORIGIN");
         assert_eq!(origin_relative("_ext.so", "other/lib"), "$ORIGIN/other/lib");
     }

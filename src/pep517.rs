@@ -14,9 +14,9 @@ use crate::compile;
 use crate::config::{Config, Cudart, Overrides};
 use crate::elf;
 use crate::error::Error;
+use crate::libraries::{self, FoundLibrary, Provider};
 use crate::link;
 use crate::metadata::{self, CudaRequires, DistName};
-use crate::libraries::{self, FoundLibrary, Provider};
 use crate::plan::{self, BuildPlan, PlanError, TargetKind, TargetPlan};
 use crate::python::PythonInfo;
 use crate::toolchain::{self, Toolchain};
@@ -48,18 +48,31 @@ struct Resolved {
 
 impl Resolved {
     fn libs_of(&self, index: usize) -> Vec<&FoundLibrary> {
-        self.target_libs[index].iter().map(|n| &self.libs[n]).collect()
+        self.target_libs[index]
+            .iter()
+            .map(|n| &self.libs[n])
+            .collect()
     }
 
     fn linked_of(&self, target: &TargetPlan) -> Vec<&TargetPlan> {
-        target.link_with.iter().filter_map(|n| self.plan.targets.iter().find(|t| t.kind != TargetKind::Extension && t.module == *n)).collect()
+        target
+            .link_with
+            .iter()
+            .filter_map(|n| {
+                self.plan
+                    .targets
+                    .iter()
+                    .find(|t| t.kind != TargetKind::Extension && t.module == *n)
+            })
+            .collect()
     }
 
     /// SONAMEs the wheel's dependencies (or the wheel itself) provide.
     fn provided(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for lib in self.libs.values() {
-            let counts = lib.provider.is_some() || (self.config.tool.system_rpath && lib.outside_dir.is_some());
+            let counts = lib.provider.is_some()
+                || (self.config.tool.system_rpath && lib.outside_dir.is_some());
             if counts {
                 out.extend(lib.shared.iter().map(|s| s.soname.clone()));
             }
@@ -75,7 +88,10 @@ impl Resolved {
 
 /// `Requires-Dist` entries for the libraries providing `sonames`: one per distribution, with
 /// the highest floor when two libraries of one distribution disagree.
-fn requirements_for<'a>(libs: impl IntoIterator<Item = &'a FoundLibrary>, sonames: &BTreeSet<String>) -> Vec<String> {
+fn requirements_for<'a>(
+    libs: impl IntoIterator<Item = &'a FoundLibrary>,
+    sonames: &BTreeSet<String>,
+) -> Vec<String> {
     let mut by_dist: BTreeMap<String, Provider> = BTreeMap::new();
     for lib in libs {
         let Some(p) = &lib.provider else { continue };
@@ -104,7 +120,10 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         Cudart::Static => libraries::static_cudart_spec(),
     };
     let mut libs = BTreeMap::new();
-    libs.insert("cudart".to_string(), libraries::find(&cudart_spec, major, &toolchain.nvcc, env, sys_path, false)?);
+    libs.insert(
+        "cudart".to_string(),
+        libraries::find(&cudart_spec, major, &toolchain.nvcc, env, sys_path, false)?,
+    );
     let mut target_libs = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut kept = Vec::new();
@@ -133,7 +152,10 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         }
         match missing {
             Some(why) => {
-                ui::warn(&format!("skipping the optional target `{}` ({}): {why}", target.module, target.key));
+                ui::warn(&format!(
+                    "skipping the optional target `{}` ({}): {why}",
+                    target.module, target.key
+                ));
                 skipped.push(target.module.clone());
             }
             None => {
@@ -143,15 +165,30 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         }
     }
     plan.targets = kept;
-    if plan.targets.iter().all(|t| t.kind != TargetKind::Extension) && !config.tool.extensions.is_empty() {
+    if plan.targets.iter().all(|t| t.kind != TargetKind::Extension)
+        && !config.tool.extensions.is_empty()
+    {
         return Err(PlanError::NoTargets.into());
     }
     let name = DistName::new(&config.project, &config.tool.suffix_for(major));
-    let mut r = Resolved { config, plan, toolchain, name, libs, target_libs, cuda_requires: Vec::new() };
+    let mut r = Resolved {
+        config,
+        plan,
+        toolchain,
+        name,
+        libs,
+        target_libs,
+        cuda_requires: Vec::new(),
+    };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.
     let listed: BTreeSet<String> = (0..r.plan.targets.len())
-        .flat_map(|i| r.libs_of(i).into_iter().flat_map(|l| l.shared.iter().map(|s| s.soname.clone())).collect::<Vec<_>>())
+        .flat_map(|i| {
+            r.libs_of(i)
+                .into_iter()
+                .flat_map(|l| l.shared.iter().map(|s| s.soname.clone()))
+                .collect::<Vec<_>>()
+        })
         .collect();
     r.cuda_requires = requirements_for(r.libs.values(), &listed);
     Ok(r)
@@ -300,8 +337,14 @@ pub fn build_wheel(
     let mut compile_jobs = Vec::new();
     let mut objects: Vec<Vec<PathBuf>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
-        let includes: Vec<PathBuf> = r.libs_of(i).iter().flat_map(|l| l.include_dirs.iter().cloned()).collect();
-        let jobs = compile::compile_jobs(target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes);
+        let includes: Vec<PathBuf> = r
+            .libs_of(i)
+            .iter()
+            .flat_map(|l| l.include_dirs.iter().cloned())
+            .collect();
+        let jobs = compile::compile_jobs(
+            target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes,
+        );
         objects.push(jobs.iter().map(|j| j.output.clone()).collect());
         compile_jobs.extend(jobs);
     }
@@ -315,16 +358,25 @@ pub fn build_wheel(
             .filter(|(s, _)| s.lang == plan::Lang::Cuda)
             .map(|(_, o)| o.clone())
             .collect();
-        let statics: Vec<PathBuf> = r.libs_of(i).iter().filter(|l| !l.shared.is_empty()).flat_map(|l| l.statics.iter().cloned()).collect();
+        let statics: Vec<PathBuf> = r
+            .libs_of(i)
+            .iter()
+            .filter(|l| !l.shared.is_empty())
+            .flat_map(|l| l.statics.iter().cloned())
+            .collect();
         let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes, &statics, &obj_dir);
         objects[i].push(job.output.clone());
         dlink_jobs.push(job);
     }
     compile::run_all(&dlink_jobs, r.plan.jobs, tool.verbose)?;
-    let cudadevrt = libraries::cudadevrt(&r.libs["cudart"], &tc.nvcc);
     let mut rpaths: Vec<Vec<String>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
-        rpaths.push(link::rpath_for(target, &r.libs_of(i), &r.linked_of(target), tool.system_rpath));
+        rpaths.push(link::rpath_for(
+            target,
+            &r.libs_of(i),
+            &r.linked_of(target),
+            tool.system_rpath,
+        ));
     }
     for libraries_first in [true, false] {
         let jobs: Vec<_> = r
@@ -334,8 +386,15 @@ pub fn build_wheel(
             .enumerate()
             .filter(|(_, t)| (t.kind != TargetKind::Extension) == libraries_first)
             .map(|(i, t)| {
-                let devrt = if t.rdc { cudadevrt.as_deref() } else { None };
-                link::link_job(t, &objects[i], tc, &r.libs_of(i), &r.linked_of(t), &rpaths[i], &out_dir, devrt)
+                link::link_job(
+                    t,
+                    &objects[i],
+                    tc,
+                    &r.libs_of(i),
+                    &r.linked_of(t),
+                    &rpaths[i],
+                    &out_dir,
+                )
             })
             .collect();
         compile::run_all(&jobs, r.plan.jobs, tool.verbose)?;
@@ -347,7 +406,13 @@ pub fn build_wheel(
     let mut needed = BTreeSet::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
         let report = elf::read(&out_dir.join(&target.wheel_path))?;
-        elf::audit(&report, &target.wheel_path, &rpaths[i], &provided, tool.system_rpath)?;
+        elf::audit(
+            &report,
+            &target.wheel_path,
+            &rpaths[i],
+            &provided,
+            tool.system_rpath,
+        )?;
         needed.extend(report.needed.iter().cloned());
         reports.push(report);
     }
@@ -358,11 +423,18 @@ pub fn build_wheel(
             r.cuda_requires
         )));
     }
-    let uses_system_libs = tool.system_rpath && r.libs.values().any(|l| l.outside_dir.is_some() && !l.shared.is_empty());
+    let uses_system_libs = tool.system_rpath
+        && r.libs
+            .values()
+            .any(|l| l.outside_dir.is_some() && !l.shared.is_empty());
     let platform = if uses_system_libs {
         format!("linux_{}", req.python.machine)
     } else {
-        elf::platform_tag(&reports.iter().collect::<Vec<_>>(), &req.python.machine, &provided)
+        elf::platform_tag(
+            &reports.iter().collect::<Vec<_>>(),
+            &req.python.machine,
+            &provided,
+        )
     };
     let (py, abi) = req.python.tag(r.plan.limited_api);
     let tag = format!("{py}-{abi}-{platform}");

@@ -33,7 +33,11 @@ pub enum PlanError {
         value: String,
     },
     #[error("`{key}.link-with` names {name:?}, which is not a `[[tool.cudawheel.shared-library]]` of this project")]
-    UnknownLinkWith { key: String, name: String, suggestion: Option<String> },
+    UnknownLinkWith {
+        key: String,
+        name: String,
+        suggestion: Option<String>,
+    },
     #[error("`{key}.destination` = {value:?} is not a folder inside the wheel")]
     BadDestination { key: String, value: String },
     #[error("`tool.cudawheel.packages`: the package folder {} does not exist", path.display())]
@@ -359,21 +363,38 @@ impl BuildPlan {
             Some(_) => ".abi3.so".to_string(),
             None => python.ext_suffix.clone(),
         };
-        let lib_names: Vec<&str> = tool.shared_libraries.iter().map(|t| t.name.as_str()).collect();
+        let lib_names: Vec<&str> = tool
+            .shared_libraries
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
         let mut seen = BTreeSet::new();
         let mut targets = Vec::new();
-        let all = tool.shared_libraries.iter().map(|t| (t, true)).chain(tool.extensions.iter().map(|t| (t, false)));
+        let all = tool
+            .shared_libraries
+            .iter()
+            .map(|t| (t, true))
+            .chain(tool.extensions.iter().map(|t| (t, false)));
         for (t, is_lib) in all {
             let valid_name = if is_lib {
-                !t.name.is_empty() && t.name.chars().all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
+                !t.name.is_empty()
+                    && t.name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
             } else {
                 is_module_name(&t.name)
             };
             if !valid_name {
-                return Err(PlanError::BadModuleName { key: t.key.clone(), name: t.name.clone() });
+                return Err(PlanError::BadModuleName {
+                    key: t.key.clone(),
+                    name: t.name.clone(),
+                });
             }
             if !seen.insert((is_lib, t.name.clone())) {
-                return Err(PlanError::DuplicateTarget { key: t.key.clone(), name: t.name.clone() });
+                return Err(PlanError::DuplicateTarget {
+                    key: t.key.clone(),
+                    name: t.name.clone(),
+                });
             }
             for name in &t.link_with {
                 if !lib_names.contains(&name.as_str()) {
@@ -388,33 +409,61 @@ impl BuildPlan {
                 let dest = t
                     .destination
                     .clone()
-                    .ok_or_else(|| ConfigError::MissingKey { key: format!("{}.destination", t.key) })?;
+                    .ok_or_else(|| ConfigError::MissingKey {
+                        key: format!("{}.destination", t.key),
+                    })?;
                 let clean = dest.trim_matches('/');
                 let bad = clean.is_empty()
                     || dest.starts_with('/')
-                    || clean.split('/').any(|c| c.is_empty() || c == ".." || c == ".");
+                    || clean
+                        .split('/')
+                        .any(|c| c.is_empty() || c == ".." || c == ".");
                 if bad {
-                    return Err(PlanError::BadDestination { key: t.key.clone(), value: dest });
+                    return Err(PlanError::BadDestination {
+                        key: t.key.clone(),
+                        value: dest,
+                    });
                 }
                 let soname = format!("lib{}.so", t.name);
-                (TargetKind::SharedLibrary { soname: soname.clone() }, format!("{clean}/{soname}"))
+                (
+                    TargetKind::SharedLibrary {
+                        soname: soname.clone(),
+                    },
+                    format!("{clean}/{soname}"),
+                )
             } else {
-                (TargetKind::Extension, format!("{}{ext_suffix}", t.name.replace('.', "/")))
+                (
+                    TargetKind::Extension,
+                    format!("{}{ext_suffix}", t.name.replace('.', "/")),
+                )
             };
             let sources_key = format!("{}.sources", t.key);
             let mut sources = Vec::new();
             for pattern in &t.sources {
                 let found = config::expand_glob(root, pattern, &sources_key)?;
                 if found.is_empty() {
-                    return Err(ConfigError::GlobMatchedNothing { key: sources_key, pattern: pattern.clone() }.into());
+                    return Err(ConfigError::GlobMatchedNothing {
+                        key: sources_key,
+                        pattern: pattern.clone(),
+                    }
+                    .into());
                 }
                 for rel in found {
                     match classify(&rel) {
-                        None => return Err(PlanError::UnknownSourceKind { key: t.key.clone(), path: rel }),
+                        None => {
+                            return Err(PlanError::UnknownSourceKind {
+                                key: t.key.clone(),
+                                path: rel,
+                            })
+                        }
                         Some(None) => {}
                         Some(Some(lang)) => {
                             if !sources.iter().any(|s: &Source| s.rel == rel) {
-                                sources.push(Source { path: root.join(&rel), rel, lang });
+                                sources.push(Source {
+                                    path: root.join(&rel),
+                                    rel,
+                                    lang,
+                                });
                             }
                         }
                     }
@@ -478,7 +527,11 @@ impl BuildPlan {
             }
             None => targets
                 .iter()
-                .filter_map(|t| t.wheel_path.split_once('/').map(|(top, _)| PathBuf::from(top)))
+                .filter_map(|t| {
+                    t.wheel_path
+                        .split_once('/')
+                        .map(|(top, _)| PathBuf::from(top))
+                })
                 .filter(|top| python_source.join(top).is_dir())
                 .collect::<BTreeSet<_>>()
                 .into_iter()

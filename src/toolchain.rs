@@ -34,9 +34,18 @@ pub enum ToolchainError {
     #[error("The host compiler {name:?} (from {origin}) was not found on PATH")]
     HostCompilerNotFound { name: String, origin: String },
     #[error("The CUDA library `{name}` was not found for CUDA {major}; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
-    LibraryNotFound { name: String, major: u32, probes: Vec<String>, env_prefix: String },
+    LibraryNotFound {
+        name: String,
+        major: u32,
+        probes: Vec<String>,
+        env_prefix: String,
+    },
     #[error("`{key}` names the library {name:?}, which is neither in cudawheel's catalogue nor declared in `[tool.cudawheel.library.{name}]`")]
-    UnknownLibrary { key: String, name: String, suggestion: Option<String> },
+    UnknownLibrary {
+        key: String,
+        name: String,
+        suggestion: Option<String>,
+    },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
 }
@@ -313,17 +322,34 @@ pub fn resolve_major(
 /// toolkit, `cuda-toolkit[cublas]==12.4.*` for the libraries a system CUDA 12.4 lacks in wheel
 /// form. nccl/cudnn/nvshmem are not in any extra: `nvidia-nccl-cu13`. Libraries of `optional`
 /// targets are not asked for (they are used when found).
-pub fn build_requirements(tool: &ToolConfig, env: &Env, python: &PythonInfo) -> Result<Vec<String>, ToolchainError> {
+pub fn build_requirements(
+    tool: &ToolConfig,
+    env: &Env,
+    python: &PythonInfo,
+) -> Result<Vec<String>, ToolchainError> {
     let nvcc = choose_nvcc(tool, env, python)?;
     let (major, pin, mut extras) = match &nvcc {
-        Some(n) if matches!(n.origin, NvccOrigin::System(_)) => (n.major, format!("=={}.{}.*", n.major, n.minor), Vec::new()),
-        _ => (PIP_MAJOR, format!(">={PIP_MAJOR},<{}", PIP_MAJOR + 1), vec!["nvcc", "cccl", "cudart"]),
+        Some(n) if matches!(n.origin, NvccOrigin::System(_)) => {
+            (n.major, format!("=={}.{}.*", n.major, n.minor), Vec::new())
+        }
+        _ => (
+            PIP_MAJOR,
+            format!(">={PIP_MAJOR},<{}", PIP_MAJOR + 1),
+            vec!["nvcc", "cccl", "cudart"],
+        ),
     };
     let mut others = Vec::new();
-    let targets = tool.extensions.iter().chain(&tool.shared_libraries).filter(|t| !t.optional);
+    let targets = tool
+        .extensions
+        .iter()
+        .chain(&tool.shared_libraries)
+        .filter(|t| !t.optional);
     for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
         let declared = tool.libraries.get(name);
-        match (crate::catalog::entry(name), declared.and_then(|d| d.pip_package.as_ref())) {
+        match (
+            crate::catalog::entry(name),
+            declared.and_then(|d| d.pip_package.as_ref()),
+        ) {
             (_, Some(pkg)) => others.push(pkg.replace("{major}", &major.to_string())),
             (Some(e), None) => match (e.toolkit_extra, e.wheel(major)) {
                 (Some(extra), Some(_)) => extras.push(extra),
@@ -405,7 +431,11 @@ pub fn discover(
                 .ok_or_else(|| ToolchainError::LauncherNotFound { name: name.clone() })?,
         ),
     };
-    Ok(Toolchain { nvcc, host, launcher })
+    Ok(Toolchain {
+        nvcc,
+        host,
+        launcher,
+    })
 }
 
 #[cfg(test)]

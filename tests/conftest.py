@@ -61,11 +61,27 @@ def wheelhouse(tmp_path_factory) -> Path:
     return out
 
 
+_TOOLKITS: dict[int, Path] = {}
+
+
+def toolkit_home(major: int) -> Path:
+    """A CUDA toolkit root for `major` (installed once by the project's installer, cached in
+    .cache/toolchains), usable as CUDA_HOME."""
+    if major not in _TOOLKITS:
+        proc = run(["bash", REPO / "scripts/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
+                   env=clean_env())
+        _TOOLKITS[major] = Path(proc.stdout.strip().splitlines()[-1])
+    return _TOOLKITS[major]
+
+
+# nvcc 11.8 refuses gcc 12; the installer puts g++-11 on the machine.
+HOST_CXX = {11: "g++-11", 12: "g++", 13: "g++"}
+
+
 @pytest.fixture(scope="session")
 def cu13_home() -> Path:
     """A CUDA 13 toolkit root (from PyPI, via the project's installer), usable as CUDA_HOME."""
-    proc = run(["bash", REPO / "scripts/install-cuda.sh", "13", CACHE / "toolchains/cu13"], env=clean_env())
-    return Path(proc.stdout.strip().splitlines()[-1])
+    return toolkit_home(13)
 
 
 def make_venv(path: Path) -> Path:
