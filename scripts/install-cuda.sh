@@ -64,7 +64,9 @@ esac
 ROOT="$PREFIX"
 STAMP="$PREFIX/.cudawheel-toolchain"
 LAYOUT=1  # bump when the layout below changes: finished prefixes are then rebuilt
-SPEC=("nvidia-cuda-runtime-cu$MAJOR==$MM.*" "nvidia-cuda-nvcc-cu$MAJOR==$MM.*")
+# CCCL (thrust/cub/libcu++, incl. <nv/target> that CUDA 12's cuda_fp16.h includes) is part of
+# every real toolkit; its wheel completes ours.
+SPEC=("nvidia-cuda-runtime-cu$MAJOR==$MM.*" "nvidia-cuda-nvcc-cu$MAJOR==$MM.*" "nvidia-cuda-cccl-cu$MAJOR==$MM.*")
 WANT="cu$MAJOR layout=$LAYOUT deb=$SUITE/nvidia-cuda-toolkit ${SPEC[*]}"
 
 ensure_host_cxx() {
@@ -159,7 +161,7 @@ cat > "$REAL/nvcc.profile" <<'EOF'
 TOP = $(_HERE_)/../../..
 NVVMIR_LIBRARY_DIR = $(TOP)/lib/nvidia-cuda-toolkit/libdevice
 PATH += $(_HERE_):$(TOP)/bin:
-INCLUDES += "-I$(TOP)/../../py/nvidia/cuda_runtime/include" "-I$(TOP)/../../py/nvidia/cuda_nvcc/include" $(_SPACE_)
+INCLUDES += "-I$(TOP)/../../py/nvidia/cuda_runtime/include" "-I$(TOP)/../../py/nvidia/cuda_nvcc/include" "-I$(TOP)/../../py/nvidia/cuda_cccl/include" $(_SPACE_)
 LIBRARIES =+ $(_SPACE_) "-L$(TOP)/../../py/nvidia/cuda_runtime/lib"
 EOF
 # $REAL/g++ and $REAL/gcc are Debian wrappers, first in nvcc's PATH, that run the newest g++ this
