@@ -21,27 +21,44 @@ prepare() {
   rm -rf "$GPU"; mkdir -p "$GPU"
   bash scripts/build-backend.sh "$ROOT/wheelhouse" >&2
   cp wheelhouse/cudawheel-*.whl "$GPU/"
-  # The example wheel, built with build isolation: nvcc comes from PyPI.
-  PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy
-  # The runtime wheels its METADATA asks for (py3-none wheels: any Python works there).
-  local req
-  req=$(unzip -p "$GPU"/saxpy_cu13-*.whl '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
-  echo "example requires: $req" >&2
-  "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$GPU" $req
-  cp examples/saxpy/check_gpu.py "$GPU/"
+  # saxpy for CUDA 13 (nvcc from PyPI, build isolation), 12.4 and 11.8 (the project's installer,
+  # through CUDA_HOME; 11.8 needs g++-11), and the in-wheel shared library example for 13.
+  PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy examples/shared_calc
+  for major in 11 12; do
+    local home cxx=g++; [[ $major == 11 ]] && cxx=g++-11
+    home=$(bash scripts/install-cuda.sh "$major" "$ROOT/.cache/toolchains/cu$major" | tail -n1)
+    CUDA_HOME=$home CUDAHOSTCXX=$cxx PIP_FIND_LINKS="$ROOT/wheelhouse" \
+      "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy
+  done
+  # The runtime wheels their METADATA asks for (py3-none wheels: any Python works there).
+  local w reqs=()
+  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl; do
+    mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
+  done
+  echo "examples require: ${reqs[*]}" >&2
+  "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$GPU" "${reqs[@]}"
+  cp examples/saxpy/check_gpu.py "$GPU/check_saxpy.py"
+  cp examples/shared_calc/check_gpu.py "$GPU/check_shared_calc.py"
   ls -la "$GPU" >&2
 }
 
 device() {
   set -x
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
-  local V=/tmp/cudawheel-gpu-venv
-  rm -rf "$V"; python3 -m venv "$V"
-  "$V/bin/pip" install -q --no-index --find-links "$GPU" saxpy-cu13
-  "$V/bin/pip" list 2>/dev/null | grep -i -E 'saxpy|nvidia'
+  local V w major
+  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl; do
+    V=/tmp/cudawheel-gpu-$(basename "$w" .whl)
+    rm -rf "$V"; python3 -m venv "$V"
+    "$V/bin/pip" install -q --no-index --find-links "$GPU" "$w"
+    "$V/bin/pip" list 2>/dev/null | grep -i -E 'saxpy|shared|nvidia'
+    case $(basename "$w") in
+      saxpy*) (cd /tmp && "$V/bin/python" "$GPU/check_saxpy.py") ;;
+      shared_calc*) (cd /tmp && "$V/bin/python" "$GPU/check_shared_calc.py") ;;
+    esac
+  done
+  V=$(ls -d /tmp/cudawheel-gpu-saxpy_cu13-* | head -n1)
   local so; so=$("$V/bin/python" -c 'import saxpy._core as m; print(m.__file__)')
   readelf -d "$so" | grep -E 'NEEDED|RPATH|RUNPATH'
-  (cd /tmp && "$V/bin/python" "$GPU/check_gpu.py")
 
   # The same example built on this machine with its own CUDA toolkit (toolkit = "system").
   if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
@@ -57,7 +74,7 @@ PYEOF
     local W=/tmp/cudawheel-gpu-venv2
     rm -rf "$W"; python3 -m venv "$W"
     "$W/bin/pip" install -q --no-index --find-links "$GPU" /tmp/sysw/*.whl
-    (cd /tmp && "$W/bin/python" "$GPU/check_gpu.py")
+    (cd /tmp && "$W/bin/python" "$GPU/check_saxpy.py")
   fi
   echo "GPU CHECK PASSED"
 }
