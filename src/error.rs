@@ -29,6 +29,9 @@ pub enum Error {
     /// `prepare_metadata_for_build_wheel` wrote something the wheel build would not.
     #[error("The METADATA prepared earlier differs from the one this build produces ({0})")]
     InconsistentMetadata(String),
+    /// Building an sdist made for one CUDA major as another.
+    #[error("This sdist is {sdist}, but this build would make {wheel}: an sdist builds only the CUDA major it was made for")]
+    SdistMismatch { sdist: String, wheel: String },
 }
 
 /// Something a user can do about an error.
@@ -47,6 +50,9 @@ impl Hint for Error {
             Error::Compile(e) => e.hints(),
             Error::Elf(e) => e.hints(),
             Error::Archive(e) => e.hints(),
+            Error::SdistMismatch { .. } => vec![
+                "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
+            ],
             Error::InconsistentMetadata(_) => {
                 vec![
                     "the build environment changed between the two hooks; run the build again"

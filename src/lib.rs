@@ -23,6 +23,7 @@ pub mod compile;
 pub mod config;
 pub mod elf;
 pub mod error;
+pub mod import_helper;
 pub mod libraries;
 pub mod link;
 pub mod metadata;

@@ -14,6 +14,7 @@ use crate::compile;
 use crate::config::{Config, Cudart, Overrides};
 use crate::elf;
 use crate::error::Error;
+use crate::import_helper;
 use crate::libraries::{self, FoundLibrary, Provider};
 use crate::link;
 use crate::metadata::{self, CudaRequires, DistName};
@@ -171,6 +172,7 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         return Err(PlanError::NoTargets.into());
     }
     let name = DistName::new(&config.project, &config.tool.suffix_for(major));
+    check_sdist_name(&config.root, &name)?;
     let mut r = Resolved {
         config,
         plan,
@@ -192,6 +194,29 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         .collect();
     r.cuda_requires = requirements_for(r.libs.values(), &listed);
     Ok(r)
+}
+
+/// An unpacked sdist (it has PKG-INFO) builds only the distribution it is named for: its Name
+/// records the CUDA major it was made for (PEP 643).
+fn check_sdist_name(root: &Path, name: &DistName) -> Result<(), Error> {
+    let Ok(pkg_info) = std::fs::read_to_string(root.join("PKG-INFO")) else {
+        return Ok(());
+    };
+    let Some(sdist_name) = pkg_info
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .find_map(|l| l.strip_prefix("Name: "))
+    else {
+        return Ok(());
+    };
+    let normalized: Option<pep508_rs::PackageName> = sdist_name.trim().parse().ok();
+    if normalized.as_ref() != Some(&name.normalized) {
+        return Err(Error::SdistMismatch {
+            sdist: sdist_name.trim().to_string(),
+            wheel: name.display.clone(),
+        });
+    }
+    Ok(())
 }
 
 fn dist_info_name(r: &Resolved) -> String {
@@ -287,27 +312,35 @@ fn write_tree(dir: &Path, files: Files) -> Result<(), Error> {
     Ok(())
 }
 
-/// Builds the wheel into `wheel_dir`; returns its file name.
-pub fn build_wheel(
-    req: &Request<'_>,
-    wheel_dir: &Path,
-    metadata_dir: Option<&Path>,
-) -> Result<String, Error> {
-    let r = resolve(req)?;
-    let tool = &r.config.tool;
-    let di = dist_info_name(&r);
-    if let Some(md) = metadata_dir {
-        // PEP 517 passes the `.dist-info` folder itself that `prepare_metadata_*` returned.
-        let file = if md.extension().is_some_and(|e| e == "dist-info") {
-            md.join("METADATA")
-        } else {
-            md.join(&di).join("METADATA")
-        };
-        let prepared = std::fs::read_to_string(&file).unwrap_or_default();
-        if prepared != render_metadata(&r) {
-            return Err(Error::InconsistentMetadata(file.display().to_string()));
-        }
+/// What compiling and linking produced, audited.
+struct Built {
+    /// Staging folder holding every target at its wheel path.
+    out_dir: PathBuf,
+    reports: Vec<elf::ElfReport>,
+    /// `cp39-abi3-manylinux_2_17_x86_64`
+    tag: String,
+}
+
+/// Checks the METADATA prepared earlier (PEP 517 passes the `.dist-info` folder itself).
+fn check_prepared(r: &Resolved, metadata_dir: Option<&Path>) -> Result<(), Error> {
+    let Some(md) = metadata_dir else {
+        return Ok(());
+    };
+    let file = if md.extension().is_some_and(|e| e == "dist-info") {
+        md.join("METADATA")
+    } else {
+        md.join(dist_info_name(r)).join("METADATA")
+    };
+    let prepared = std::fs::read_to_string(&file).unwrap_or_default();
+    if prepared != render_metadata(r) {
+        return Err(Error::InconsistentMetadata(file.display().to_string()));
     }
+    Ok(())
+}
+
+/// Stages 4-6: compile, device-link, link, audit, tag.
+fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
+    let tool = &r.config.tool;
     let tc = &r.toolchain;
     ui::status(&format!(
         "building {} {} for CUDA {} (nvcc {} from {})",
@@ -438,8 +471,31 @@ pub fn build_wheel(
     };
     let (py, abi) = req.python.tag(r.plan.limited_api);
     let tag = format!("{py}-{abi}-{platform}");
+    Ok(Built {
+        out_dir,
+        reports,
+        tag,
+    })
+}
 
+/// Builds the wheel into `wheel_dir`; returns its file name.
+pub fn build_wheel(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    metadata_dir: Option<&Path>,
+) -> Result<String, Error> {
+    let r = resolve(req)?;
+    check_prepared(&r, metadata_dir)?;
+    let Built {
+        out_dir,
+        reports,
+        tag,
+    } = compile_and_link(&r, req)?;
+    let di = dist_info_name(&r);
     let mut files = Files::default();
+    for (path, text) in import_helpers(&r, &reports) {
+        files.add_bytes(&path, text, false);
+    }
     for pkg in &r.plan.packages {
         add_package(&mut files, &r.plan.python_source, pkg, &r.plan)?;
     }
@@ -448,18 +504,117 @@ pub fn build_wheel(
     }
     dist_info_files(&r, &mut files)?;
     files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(&tag), false);
+    finish_wheel(&r, wheel_dir, &tag, files)
+}
+
+fn finish_wheel(r: &Resolved, wheel_dir: &Path, tag: &str, files: Files) -> Result<String, Error> {
     let filename = format!(
         "{}-{}-{tag}.whl",
         r.name.file_stem(),
         r.config.project.version
     );
-    let path = archive::write_wheel(wheel_dir, &filename, &di, files, r.config.source_date_epoch)?;
+    let path = archive::write_wheel(
+        wheel_dir,
+        &filename,
+        &dist_info_name(r),
+        files,
+        r.config.source_date_epoch,
+    )?;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     ui::status(&format!(
         "built {filename} ({:.1} kB)",
         size as f64 / 1000.0
     ));
     Ok(filename)
+}
+
+/// PEP 660: builds the extensions, puts them (and `_cuda_libs.py`) next to the sources in
+/// `python-source`, and returns a wheel whose `.pth` adds that folder to `sys.path`. Python
+/// edits show at once; after a `.cu`/`.c` edit, run `pip install -e .` again.
+pub fn build_editable(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    metadata_dir: Option<&Path>,
+) -> Result<String, Error> {
+    let r = resolve(req)?;
+    check_prepared(&r, metadata_dir)?;
+    let Built {
+        out_dir,
+        reports,
+        tag,
+    } = compile_and_link(&r, req)?;
+    let src = &r.plan.python_source;
+    let io = |path: &Path, source| archive::ArchiveError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let place = |rel: &str, bytes: &[u8]| -> Result<(), Error> {
+        let dest = src.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap_or(src)).map_err(|e| io(&dest, e))?;
+        // Replace, never write through: a loaded extension keeps its old inode.
+        let tmp = dest.with_extension("cudawheel-tmp");
+        std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+        std::fs::rename(&tmp, &dest).map_err(|e| io(&dest, e))?;
+        Ok(())
+    };
+    for target in &r.plan.targets {
+        let built = out_dir.join(&target.wheel_path);
+        let bytes = std::fs::read(&built).map_err(|e| io(&built, e))?;
+        place(&target.wheel_path, &bytes)?;
+    }
+    for (path, text) in import_helpers(&r, &reports) {
+        place(&path, text.as_bytes())?;
+    }
+    let di = dist_info_name(&r);
+    let mut files = Files::default();
+    let pth = format!("__editable__.{}.pth", r.name.file_stem());
+    files.add_bytes(&pth, format!("{}\n", src.display()), false);
+    dist_info_files(&r, &mut files)?;
+    files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(&tag), false);
+    finish_wheel(&r, wheel_dir, &tag, files)
+}
+
+/// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its
+/// ELFs need, with their wheel folders and requirements.
+fn import_helpers(r: &Resolved, reports: &[elf::ElfReport]) -> Vec<(String, String)> {
+    let mut by_package: BTreeMap<String, Vec<import_helper::Preload>> = BTreeMap::new();
+    for (target, report) in r.plan.targets.iter().zip(reports) {
+        let Some((package, _)) = target.wheel_path.split_once('/') else {
+            continue;
+        };
+        let list = by_package.entry(package.to_string()).or_default();
+        for lib in r.libs.values() {
+            let (Some(p), Some(dir)) = (&lib.provider, &lib.site_lib_dir) else {
+                continue;
+            };
+            for s in lib
+                .shared
+                .iter()
+                .filter(|s| report.needed.contains(&s.soname))
+            {
+                let entry = import_helper::Preload {
+                    soname: s.soname.clone(),
+                    site_dir: dir.clone(),
+                    requirement: p.requirement(),
+                };
+                if !list.contains(&entry) {
+                    list.push(entry);
+                }
+            }
+        }
+    }
+    let cuda = (r.toolchain.nvcc.major, r.toolchain.nvcc.minor);
+    by_package
+        .into_iter()
+        .map(|(package, mut libs)| {
+            // The runtime first: the other libraries may need it.
+            libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
+            (
+                format!("{package}/_cuda_libs.py"),
+                import_helper::render(&libs, cuda),
+            )
+        })
+        .collect()
 }
 
 /// The package folder's files, minus caches and stale copies of the extensions being built.
@@ -487,7 +642,7 @@ fn add_package(
             .strip_prefix(python_source)
             .expect("walk stays under python_source");
         let rel = metadata::portable(rel);
-        let is_stale_build = stale.contains(&rel);
+        let is_stale_build = stale.contains(&rel) || rel.ends_with("/_cuda_libs.py");
         if rel.ends_with(".pyc") || is_stale_build {
             continue;
         }

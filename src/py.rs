@@ -34,16 +34,18 @@ fn run(
     };
     let out = || Path::new(output_dir.unwrap_or("."));
     let result = match hook {
-        "get_requires_for_build_wheel" => {
+        "get_requires_for_build_wheel" | "get_requires_for_build_editable" => {
             pep517::get_requires_for_build_wheel(&req).map(|v| serde_json::json!(v))
         }
         "get_requires_for_build_sdist" => {
             pep517::get_requires_for_build_sdist(&req).map(|v| serde_json::json!(v))
         }
-        "prepare_metadata_for_build_wheel" => {
+        "prepare_metadata_for_build_wheel" | "prepare_metadata_for_build_editable" => {
             pep517::prepare_metadata_for_build_wheel(&req, out()).map(|v| serde_json::json!(v))
         }
         "build_wheel" => pep517::build_wheel(&req, out(), metadata_dir.map(Path::new))
+            .map(|v| serde_json::json!(v)),
+        "build_editable" => pep517::build_editable(&req, out(), metadata_dir.map(Path::new))
             .map(|v| serde_json::json!(v)),
         "build_sdist" => pep517::build_sdist(&req, out()).map(|v| serde_json::json!(v)),
         other => return Err(format!("cudawheel: internal error: unknown hook {other}")),

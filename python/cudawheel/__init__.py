@@ -15,10 +15,13 @@ import sys
 import sysconfig
 
 __all__ = [
+    "build_editable",
     "build_sdist",
     "build_wheel",
+    "get_requires_for_build_editable",
     "get_requires_for_build_sdist",
     "get_requires_for_build_wheel",
+    "prepare_metadata_for_build_editable",
     "prepare_metadata_for_build_wheel",
 ]
 
@@ -94,3 +97,15 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
 
 def build_sdist(sdist_directory, config_settings=None):
     return _hook("build_sdist", sdist_directory, config_settings)
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return _hook("get_requires_for_build_editable", config_settings=config_settings)
+
+
+def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
+    return _hook("prepare_metadata_for_build_editable", metadata_directory, config_settings)
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    return _hook("build_editable", wheel_directory, config_settings, metadata_directory)

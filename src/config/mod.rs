@@ -243,6 +243,14 @@ pub fn expand_glob(root: &Path, pattern: &str, key: &str) -> Result<Vec<PathBuf>
             source: e.into(),
         })?;
         if path.is_file() {
+            // A symlink inside the project may still point outside it.
+            let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            if !std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root)) {
+                return Err(ConfigError::OutsideProject {
+                    key: key.into(),
+                    path: path.display().to_string(),
+                });
+            }
             let rel = path
                 .strip_prefix(root)
                 .expect("glob results lie under the escaped root");

@@ -15,14 +15,11 @@ but cannot be loaded, ``NVSHMEM_IMPORT_ERROR`` holds the ImportError.
 
 from importlib.util import find_spec as _find_spec
 
-# A wheel built by cudawheel carries the generated helper _cuda_libs.py: it
-# locates the NVIDIA libraries (libcudart, libnvshmem_host) on sys.path when
-# the extensions' RPATH alone cannot find them. Built some other way, there
-# is none and the RPATH/system loader has to do.
-if _find_spec(__name__ + "._cuda_libs") is not None:
-    from . import _cuda_libs
+# cudawheel generates _cuda_libs.py in the wheel: it checks the CUDA driver and loads the
+# NVIDIA libraries even where the extension's $ORIGIN RPATH cannot reach them.
+from . import _cuda_libs
 
-    _cuda_libs.preload()
+_cuda_libs.preload()
 
 from ._basic import device_count, driver_version, runtime_version
 
