@@ -26,6 +26,14 @@ pub enum Error {
     Elf(#[from] ElfError),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
+    #[error(transparent)]
+    Audit(#[from] crate::wheel_audit::AuditError),
+    /// The built-in audit of a finished wheel failed.
+    #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
+    AuditFailed {
+        wheel: String,
+        violations: Vec<crate::wheel_audit::Violation>,
+    },
     /// `prepare_metadata_for_build_wheel` wrote something the wheel build would not.
     #[error("The METADATA prepared earlier differs from the one this build produces ({0})")]
     InconsistentMetadata(String),
@@ -50,6 +58,8 @@ impl Hint for Error {
             Error::Compile(e) => e.hints(),
             Error::Elf(e) => e.hints(),
             Error::Archive(e) => e.hints(),
+            Error::Audit(_) => Vec::new(),
+            Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
             ],

@@ -34,5 +34,6 @@ mod py;
 pub mod python;
 pub mod toolchain;
 pub mod ui;
+pub mod wheel_audit;
 
 pub use error::{render, Error};

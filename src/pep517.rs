@@ -520,6 +520,15 @@ fn finish_wheel(r: &Resolved, wheel_dir: &Path, tag: &str, files: Files) -> Resu
         files,
         r.config.source_date_epoch,
     )?;
+    // The built-in audit: the same checks as `python -m cudawheel audit`, on the finished file.
+    let violations = crate::wheel_audit::audit_wheel(&path)?;
+    if !violations.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return Err(Error::AuditFailed {
+            wheel: filename,
+            violations,
+        });
+    }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     ui::status(&format!(
         "built {filename} ({:.1} kB)",

@@ -9,6 +9,7 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 
 use crate::config::Overrides;
+use crate::error::Error;
 use crate::pep517::{self, Request};
 use crate::python::PythonInfo;
 
@@ -48,6 +49,9 @@ fn run(
         "build_editable" => pep517::build_editable(&req, out(), metadata_dir.map(Path::new))
             .map(|v| serde_json::json!(v)),
         "build_sdist" => pep517::build_sdist(&req, out()).map(|v| serde_json::json!(v)),
+        "audit" => crate::wheel_audit::audit_wheel(Path::new(source_tree))
+            .map(|v| serde_json::json!(v.iter().map(ToString::to_string).collect::<Vec<_>>()))
+            .map_err(Error::from),
         other => return Err(format!("cudawheel: internal error: unknown hook {other}")),
     };
     result.map(|v| v.to_string()).map_err(|e| crate::render(&e))

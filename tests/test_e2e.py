@@ -77,6 +77,11 @@ def test_elf_links_by_soname_with_origin_rpath(saxpy_wheel, tmp_path):
     assert ".nv_fatbin" in sections
 
 
+def test_audit_command_passes(saxpy_wheel, backend_python):
+    wheel, _ = saxpy_wheel
+    assert run([backend_python, "-m", "cudawheel", "audit", wheel.path]).stdout == f"OK   {wheel.path}\n"
+
+
 def test_installs_in_fresh_venv_and_imports(saxpy_wheel, tmp_path):
     wheel, _ = saxpy_wheel
     py = make_venv(tmp_path / "v")

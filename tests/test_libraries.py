@@ -42,7 +42,7 @@ def build_isolated(project: Path, out: Path, wheelhouse: Path, major: int, *sett
 
 
 @pytest.mark.parametrize("major", [11, 12, 13])
-def test_cublas_example_for_each_major(major, tmp_path, wheelhouse):
+def test_cublas_example_for_each_major(major, tmp_path, wheelhouse, backend_python):
     project = copy_example("cublas_scale", tmp_path)
     wheel, log = build_isolated(project, tmp_path / "out", wheelhouse, major, "archs=80")
     facts = MAJORS[major]
@@ -59,6 +59,7 @@ def test_cublas_example_for_each_major(major, tmp_path, wheelhouse):
     dyn = readelf_dynamic(so)
     assert [n for n in dyn["NEEDED"] if n.startswith("libcu")] == [facts["cudart"], *facts["cublas"]]
     assert dyn["RPATH"] == [":".join(facts["rpath"])] and dyn["RUNPATH"] == []
+    assert run([backend_python, "-m", "cudawheel", "audit", wheel.path]).stdout.startswith("OK")
 
     # A fresh venv gets the runtime wheels from PyPI and the module imports.
     py = make_venv(tmp_path / "v")

@@ -1,28 +1,58 @@
 """`python -m cudawheel wheel|sdist|requires [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
+`python -m cudawheel audit WHEEL [WHEEL ...]`
 
-Runs the backend's hooks directly on a project, without a frontend (no build isolation: the
-toolkit must already be findable).
+wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
+isolation: the toolkit must already be findable). audit checks finished wheels against the
+rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
-from . import build_sdist, build_wheel, get_requires_for_build_wheel
+from . import _python_info, build_sdist, build_wheel, get_requires_for_build_wheel
+
+
+def _audit(wheels) -> int:
+    from . import _core
+
+    failed = 0
+    for wheel in wheels:
+        try:
+            result = json.loads(_core.hook("audit", os.path.abspath(wheel), None, None, "{}", json.dumps(_python_info())))
+        except _core.BuildError as err:
+            sys.stderr.write(f"{err}\n")
+            failed += 1
+            continue
+        if result:
+            failed += 1
+            print(f"FAIL {wheel}")
+            for violation in result:
+                print(f"  {violation}")
+        else:
+            print(f"OK   {wheel}")
+    return 1 if failed else 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires"])
-    parser.add_argument("project", nargs="?", default=".", help="project folder (default: .)")
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "audit"])
+    parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
     parser.add_argument(
         "-C", "--config-setting", action="append", default=[], metavar="KEY=VALUE",
         help="a [tool.cudawheel] key, as pip's -C passes it",
     )
     args = parser.parse_args(argv)
+    if args.command == "audit":
+        if not args.paths:
+            parser.error("audit: name at least one wheel")
+        return _audit(args.paths)
+    if len(args.paths) > 1:
+        parser.error(f"{args.command}: one project folder at most")
     settings = {}
     for item in args.config_setting:
         key, sep, value = item.partition("=")
@@ -30,7 +60,7 @@ def main(argv=None) -> int:
             parser.error(f"-C {item!r}: expected KEY=VALUE")
         settings[key] = value
     out_dir = os.path.abspath(args.out_dir)
-    os.chdir(args.project)
+    os.chdir(args.paths[0] if args.paths else ".")
     if args.command == "requires":
         for req in get_requires_for_build_wheel(settings):
             print(req)

@@ -1,0 +1,268 @@
+//! `python -m cudawheel audit WHEEL`: checks a finished wheel against contract §4, with no
+//! knowledge of how it was built. Every ELF's NEEDED must resolve (system allow-list, the
+//! wheel itself, or a declared NVIDIA wheel reachable through its RPATH); RPATH entries must be
+//! `$ORIGIN`-relative, non-empty, never into a build environment (absolute only in `linux_*`
+//! wheels made with `system-rpath`); no RUNPATH; the platform tag no older than the ELFs allow.
+//! The build runs it on every wheel it writes.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::catalog;
+use crate::elf::{self, ElfReport, SYSTEM_LIBRARIES};
+
+/// One problem: where, what, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub file: String,
+    pub problem: String,
+    pub fix: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}\n    fix: {}", self.file, self.problem, self.fix)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("Cannot read the wheel {}: {message}", path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        message: String,
+    },
+}
+
+impl crate::error::Hint for AuditError {}
+
+/// `..`-aware join of a wheel-relative folder and a relative path.
+fn normalize(parts: &str) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in parts.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                out.pop()?;
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out.join("/"))
+}
+
+/// The folders (relative to site-packages) an ELF at `member` reaches through `$ORIGIN` entries.
+fn origin_dirs(member: &str, rpath: &[String]) -> Vec<String> {
+    let dir = member.rsplit_once('/').map_or("", |(d, _)| d);
+    rpath
+        .iter()
+        .filter_map(|e| {
+            e.strip_prefix("$ORIGIN")
+                .or_else(|| e.strip_prefix("${ORIGIN}"))
+        })
+        .filter_map(|rest| normalize(&format!("{dir}/{rest}")))
+        .collect()
+}
+
+/// The catalogue entry whose shared libraries include `soname`'s stem.
+fn nvidia_entry(soname: &str) -> Option<&'static catalog::CatalogEntry> {
+    catalog::CATALOG.iter().find(|e| {
+        e.shared.iter().any(|s| {
+            let stem = format!("lib{s}.so");
+            soname == stem
+                || soname
+                    .strip_prefix(&stem)
+                    .is_some_and(|r| r.starts_with('.'))
+        })
+    })
+}
+
+/// Audits the wheel file at `path`.
+pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
+    let bad = |message: String| AuditError::Unreadable {
+        path: path.to_path_buf(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
+    let mut members: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).map_err(|e| bad(e.to_string()))?;
+        let name = entry.name().to_string();
+        let interesting =
+            name.ends_with(".so") || name.contains(".so.") || name.ends_with(".dist-info/METADATA");
+        if interesting {
+            let mut bytes = Vec::new();
+            entry
+                .read_to_end(&mut bytes)
+                .map_err(|e| bad(e.to_string()))?;
+            members.push((name, bytes));
+        }
+    }
+    let metadata = members
+        .iter()
+        .find(|(n, _)| n.ends_with(".dist-info/METADATA"))
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .ok_or_else(|| bad("it has no .dist-info/METADATA".into()))?;
+    let declared: BTreeSet<String> = metadata
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.strip_prefix("Requires-Dist: "))
+        .filter_map(|r| pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(r).ok())
+        .map(|r| r.name.to_string())
+        .collect();
+    let filename = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let platform = filename
+        .trim_end_matches(".whl")
+        .rsplit('-')
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let system_rpath_wheel = platform.starts_with("linux_");
+
+    let mut reports: Vec<(String, ElfReport)> = Vec::new();
+    for (name, bytes) in &members {
+        if bytes.starts_with(b"\x7fELF") {
+            if let Ok(r) = elf::parse(Path::new(name), bytes) {
+                reports.push((name.clone(), r));
+            }
+        }
+    }
+    let own: BTreeSet<String> = reports
+        .iter()
+        .flat_map(|(n, r)| [r.soname.clone(), n.rsplit('/').next().map(str::to_string)])
+        .flatten()
+        .collect();
+    let mut violations = Vec::new();
+    let mut provided: BTreeSet<String> = own.clone();
+    for (member, r) in &reports {
+        let v = |problem: String, fix: &str| Violation {
+            file: member.clone(),
+            problem,
+            fix: fix.to_string(),
+        };
+        if !r.runpath.is_empty() {
+            violations.push(v(
+                format!("has DT_RUNPATH {:?}", r.runpath.join(":")),
+                "link with -Wl,--disable-new-dtags (DT_RPATH)",
+            ));
+        }
+        for e in &r.rpath {
+            if e.is_empty() {
+                violations.push(v(
+                    "has an empty RPATH entry (the loader would search the current folder)".into(),
+                    "remove the stray `:` from the RPATH",
+                ));
+            } else if e.contains("pip-build-env")
+                || e.contains("/build-env")
+                || e.starts_with("/tmp/")
+            {
+                violations.push(v(
+                    format!("has the RPATH entry {e:?}, which points into a build environment"),
+                    "remove `-Wl,-rpath` options from `link-flags`",
+                ));
+            } else if e.starts_with('/') && !system_rpath_wheel {
+                violations.push(v(format!("has the absolute RPATH entry {e:?} in a {platform} wheel"), "use `$ORIGIN`-relative entries; absolute ones only with `system-rpath = true` (linux_* wheels)"));
+            } else if !e.starts_with('/')
+                && !e.starts_with("$ORIGIN")
+                && !e.starts_with("${ORIGIN}")
+            {
+                violations.push(v(
+                    format!("has the relative RPATH entry {e:?} (relative to the current folder)"),
+                    "use `$ORIGIN/...`",
+                ));
+            }
+        }
+        let reach = origin_dirs(member, &r.rpath);
+        for lib in &r.needed {
+            if SYSTEM_LIBRARIES.contains(&lib.as_str()) || own.contains(lib) {
+                continue;
+            }
+            match nvidia_entry(lib) {
+                Some(entry) => {
+                    let dists: Vec<&str> = entry.wheels.iter().flatten().map(|w| w.dist).collect();
+                    if !dists.iter().any(|d| declared.contains(*d)) {
+                        violations.push(v(
+                            format!("needs {lib}, but Requires-Dist declares none of {}", dists.join(", ")),
+                            "let cudawheel declare it: list the library in `cuda-libraries` (and keep `cuda-deps` at \"required\" or \"extra\")",
+                        ));
+                        continue;
+                    }
+                    let dirs: Vec<String> = entry.wheels.iter().flatten().map(|w| format!("{}/lib", w.dir)).collect();
+                    if !reach.iter().any(|d| dirs.contains(d)) && !system_rpath_wheel {
+                        violations.push(v(
+                            format!("needs {lib}, but no RPATH entry reaches its wheel folder ({})", dirs.join(" or ")),
+                            "build with cudawheel, which adds `$ORIGIN/../<wheel folder>`",
+                        ));
+                        continue;
+                    }
+                    provided.insert(lib.clone());
+                }
+                None if system_rpath_wheel && r.rpath.iter().any(|e| e.starts_with('/')) => {
+                    provided.insert(lib.clone());
+                }
+                None => violations.push(v(
+                    format!("needs {lib}, which neither the system, the wheel nor a declared dependency provides"),
+                    "describe it in `[tool.cudawheel.library.<name>]` with `pip-package`, or use `system-rpath = true` for a machine-local wheel",
+                )),
+            }
+        }
+    }
+    if !system_rpath_wheel {
+        let machine = platform
+            .rsplit_once("_x86_64")
+            .map(|_| "x86_64")
+            .or_else(|| platform.rsplit_once("_aarch64").map(|_| "aarch64"))
+            .unwrap_or("x86_64");
+        let computed = elf::platform_tag(
+            &reports.iter().map(|(_, r)| r).collect::<Vec<_>>(),
+            machine,
+            &provided,
+        );
+        let glibc = |tag: &str| -> Option<u32> {
+            tag.strip_prefix("manylinux_2_")?
+                .split('_')
+                .next()?
+                .parse()
+                .ok()
+        };
+        let honest = match (glibc(&platform), glibc(&computed)) {
+            (Some(claimed), Some(needed)) => claimed >= needed,
+            (Some(_), None) => false,
+            _ => true,
+        };
+        if !honest && !reports.is_empty() {
+            violations.push(Violation {
+                file: filename.clone(),
+                problem: format!("is tagged {platform}, but its ELF files need {computed}"),
+                fix: "let cudawheel derive the tag (do not rename wheels)".into(),
+            });
+        }
+    }
+    Ok(violations)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_dirs_resolve_relative_to_the_member() {
+        let rp = vec![
+            "$ORIGIN/../nvidia/cu13/lib".to_string(),
+            "$ORIGIN/lib".into(),
+        ];
+        assert_eq!(
+            origin_dirs("pkg/_ext.so", &rp),
+            ["nvidia/cu13/lib", "pkg/lib"]
+        );
+        assert!(nvidia_entry("libcublasLt.so.13").is_some_and(|e| e.name == "cublas"));
+        assert!(nvidia_entry("libcudart.so.11.0").is_some_and(|e| e.name == "cudart"));
+        assert!(nvidia_entry("libfoo.so.1").is_none());
+    }
+}
