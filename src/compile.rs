@@ -146,6 +146,8 @@ pub fn compile_jobs(
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
+    // Reproducible objects: the project's absolute path never reaches them (`__FILE__`).
+    let prefix_map = format!("-ffile-prefix-map={}/=", plan.root.display());
     for dir in ext
         .include_dirs
         .iter()
@@ -172,6 +174,16 @@ pub fn compile_jobs(
                         args.extend(["-Xcompiler".into(), a.clone()]);
                     }
                     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
+                    // nvcc splits -Xcompiler values on commas.
+                    args.extend(["-Xcompiler".into(), prefix_map.replace(',', "\\,")]);
+                    // Temporary files named after the object, not nvcc's process id (which
+                    // otherwise lands in the symbol table), and a module id (used in internal
+                    // symbol names) from the project-relative path rather than the absolute one.
+                    args.push("-objtemp".into());
+                    args.extend([
+                        "-Xcudafe".into(),
+                        format!("--orig_src_path_name={}", src.rel.display()),
+                    ]);
                     args.extend(common.iter().cloned());
                     if ext.rdc {
                         args.push("-rdc=true".into());
@@ -190,6 +202,7 @@ pub fn compile_jobs(
                     }
                     args.extend(io.iter().cloned());
                     args.push("-fPIC".into());
+                    args.push(prefix_map.clone());
                     args.extend(common.iter().cloned());
                     args.extend(ext.cxx_flags.iter().cloned());
                     (&tc.host.path, args, "c++")

@@ -47,6 +47,8 @@ pub struct ElfReport {
     pub version_needs: BTreeMap<String, BTreeSet<String>>,
     /// e_machine
     pub machine: u16,
+    /// Undefined dynamic symbols (imports), for the policies' blacklists.
+    pub undefined: BTreeSet<String>,
 }
 
 fn split_paths(entries: &[&str]) -> Vec<String> {
@@ -86,6 +88,12 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ElfError> {
         runpath: split_paths(&elf.runpaths),
         version_needs,
         machine: elf.header.e_machine,
+        undefined: elf
+            .dynsyms
+            .iter()
+            .filter(|s| s.st_shndx == 0 && s.st_name != 0)
+            .filter_map(|s| elf.dynstrtab.get_at(s.st_name).map(str::to_string))
+            .collect(),
     })
 }
 
@@ -97,76 +105,35 @@ pub fn read(path: &Path) -> Result<ElfReport, ElfError> {
     parse(path, &bytes)
 }
 
-/// One manylinux policy (PEP 600): the newest symbol versions and the libraries it allows.
+/// One manylinux policy (PEP 600), from auditwheel's policy file (`src/data/`, refreshed by
+/// `scripts/refresh-manylinux-policy.py`).
+#[derive(Debug, serde::Deserialize)]
 struct Policy {
-    glibc_minor: u32,
-    /// Newest allowed version of each symbol-version family.
-    max: &'static [(&'static str, &'static str)],
+    name: String,
+    priority: i64,
+    /// arch -> family (`GLIBC`, `GLIBCXX`, ...) -> allowed versions.
+    symbol_versions: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    lib_whitelist: Vec<String>,
+    /// library -> symbols a wheel must not import from it.
+    blacklist: BTreeMap<String, Vec<String>>,
 }
 
-/// From the manylinux images' own system libraries (as auditwheel's policy file lists them).
-const POLICIES: &[Policy] = &[
-    Policy {
-        glibc_minor: 17,
-        max: &[("GLIBCXX", "3.4.19"), ("CXXABI", "1.3.7"), ("GCC", "4.8.0")],
-    },
-    Policy {
-        glibc_minor: 24,
-        max: &[
-            ("GLIBCXX", "3.4.22"),
-            ("CXXABI", "1.3.10"),
-            ("GCC", "6.0.0"),
-        ],
-    },
-    Policy {
-        glibc_minor: 27,
-        max: &[
-            ("GLIBCXX", "3.4.24"),
-            ("CXXABI", "1.3.11"),
-            ("GCC", "7.0.0"),
-        ],
-    },
-    Policy {
-        glibc_minor: 28,
-        max: &[
-            ("GLIBCXX", "3.4.25"),
-            ("CXXABI", "1.3.11"),
-            ("GCC", "7.0.0"),
-        ],
-    },
-    Policy {
-        glibc_minor: 31,
-        max: &[
-            ("GLIBCXX", "3.4.28"),
-            ("CXXABI", "1.3.12"),
-            ("GCC", "10.0.0"),
-        ],
-    },
-    Policy {
-        glibc_minor: 34,
-        max: &[
-            ("GLIBCXX", "3.4.29"),
-            ("CXXABI", "1.3.13"),
-            ("GCC", "11.0.0"),
-        ],
-    },
-    Policy {
-        glibc_minor: 35,
-        max: &[
-            ("GLIBCXX", "3.4.30"),
-            ("CXXABI", "1.3.13"),
-            ("GCC", "12.0.0"),
-        ],
-    },
-    Policy {
-        glibc_minor: 39,
-        max: &[
-            ("GLIBCXX", "3.4.33"),
-            ("CXXABI", "1.3.15"),
-            ("GCC", "14.0.0"),
-        ],
-    },
-];
+#[derive(Debug, serde::Deserialize)]
+struct PolicyFile {
+    policies: Vec<Policy>,
+}
+
+fn policies() -> &'static [Policy] {
+    static POLICIES: std::sync::OnceLock<Vec<Policy>> = std::sync::OnceLock::new();
+    POLICIES.get_or_init(|| {
+        let file: PolicyFile = serde_json::from_str(include_str!("data/manylinux-policy.json"))
+            .expect("the vendored manylinux policy file parses");
+        let mut list = file.policies;
+        // Oldest (highest priority) first.
+        list.sort_by_key(|p| -p.priority);
+        list
+    })
+}
 
 /// Libraries every manylinux policy lets a wheel load from the system.
 pub const SYSTEM_LIBRARIES: &[&str] = &[
@@ -193,60 +160,65 @@ pub const SYSTEM_LIBRARIES: &[&str] = &[
     "ld-linux-aarch64.so.1",
     "libz.so.1",
     "libexpat.so.1",
+    "libatomic.so.1",
+    "libanl.so.1",
+    "libmvec.so.1",
     // The driver's library: never bundled, never in RPATH, always from the system.
     "libcuda.so.1",
 ];
 
-fn version_tuple(v: &str) -> Vec<u32> {
-    v.split('.').map(|p| p.parse().unwrap_or(0)).collect()
-}
-
 /// The oldest manylinux policy all `reports` satisfy, as a platform tag; `linux_<arch>` when
-/// none does. `provided` are SONAMEs that the wheel's declared dependencies (or the wheel
-/// itself) supply, so they do not count against the policy.
+/// none does. auditwheel's rules: every NEEDED library is in the policy's allow-list (those in
+/// `provided`, which the wheel's declared dependencies or the wheel itself supply, and the
+/// driver's libcuda do not count); every required symbol version of a family the policy lists
+/// (`GLIBC_2.14`, `GLIBCXX_3.4.21`, ...) is one of the policy's; no blacklisted symbol is
+/// imported.
 pub fn platform_tag(reports: &[&ElfReport], arch: &str, provided: &BTreeSet<String>) -> String {
-    let linux = format!("linux_{arch}");
-    let mut needs: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    let loader = |lib: &str| lib.starts_with("ld-linux");
+    let mut required: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for r in reports {
-        for lib in &r.needed {
-            if !SYSTEM_LIBRARIES.contains(&lib.as_str()) && !provided.contains(lib) {
-                return linux;
-            }
-        }
         for (lib, versions) in &r.version_needs {
-            if provided.contains(lib) {
+            if loader(lib) {
                 continue;
             }
             for v in versions {
-                let Some((family, number)) = v.split_once('_') else {
-                    continue;
-                };
-                let family = match family {
-                    "GLIBC" | "GLIBCXX" | "CXXABI" | "GCC" => family,
-                    _ => continue,
-                };
-                let t = version_tuple(number);
-                let slot = needs.entry(family).or_default();
-                if t > *slot {
-                    *slot = t;
-                }
+                let family = v.split('_').next().unwrap_or(v);
+                required.entry(family).or_default().insert(v.as_str());
             }
         }
     }
-    let glibc = needs.get("GLIBC").cloned().unwrap_or_default();
-    for p in POLICIES {
-        if glibc > vec![2, p.glibc_minor] {
+    'policy: for p in policies() {
+        let Some(allowed) = p.symbol_versions.get(arch) else {
             continue;
+        };
+        for r in reports {
+            for lib in &r.needed {
+                let external = !provided.contains(lib) && lib != "libcuda.so.1" && !loader(lib);
+                if external && !p.lib_whitelist.contains(lib) {
+                    continue 'policy;
+                }
+                if let Some(banned) = p.blacklist.get(lib) {
+                    if banned.iter().any(|s| r.undefined.contains(s)) {
+                        continue 'policy;
+                    }
+                }
+            }
         }
-        let fits = p
-            .max
-            .iter()
-            .all(|(family, max)| needs.get(family).is_none_or(|n| *n <= version_tuple(max)));
-        if fits {
-            return format!("manylinux_2_{}_{arch}", p.glibc_minor);
+        for (family, versions) in &required {
+            if let Some(ok) = allowed.get(*family) {
+                let fits = versions.iter().all(|v| {
+                    v.strip_prefix(family)
+                        .and_then(|x| x.strip_prefix('_'))
+                        .is_some_and(|x| ok.iter().any(|o| o == x))
+                });
+                if !fits {
+                    continue 'policy;
+                }
+            }
         }
+        return format!("{}_{arch}", p.name);
     }
-    linux
+    format!("linux_{arch}")
 }
 
 /// Checks one built ELF: RPATH only `$ORIGIN`-relative and exactly `expected_rpath`, no
@@ -319,6 +291,7 @@ mod tests {
                 .map(|(l, v)| (l.to_string(), v.iter().map(|s| s.to_string()).collect()))
                 .collect(),
             machine: 62,
+            undefined: BTreeSet::new(),
         }
     }
 

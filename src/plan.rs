@@ -188,6 +188,8 @@ pub struct BuildPlan {
     pub ptx: Ptx,
     /// Absolute.
     pub build_dir: PathBuf,
+    /// The project folder, absolute (mapped away in compiled files for reproducible builds).
+    pub root: PathBuf,
     pub jobs: usize,
     /// `Py_LIMITED_API` value when building for the stable ABI.
     pub limited_api: Option<u32>,
@@ -565,6 +567,7 @@ impl BuildPlan {
             archs,
             ptx: tool.ptx,
             build_dir,
+            root: root.clone(),
             jobs,
             limited_api: tool.py_limited_api,
         })

@@ -31,7 +31,9 @@ def test_wheel_name_and_tag(saxpy_wheel):
     m = WHEEL_RE.match(wheel.path.name)
     assert m, wheel.path.name
     # Built with gcc 12 on bookworm, the extension needs nothing newer than glibc 2.17 symbols.
-    assert int(m.group(1)) == 17
+    # The extension imports only GLIBC_2.2.5 / CXXABI_1.3 symbols: the oldest policy (auditwheel
+    # agrees, see test_audit.py); libcudart counts as provided by the declared runtime wheel.
+    assert int(m.group(1)) == 5
     # nvcc came from NVIDIA's wheels in pip's isolated build environment.
     assert "NVIDIA wheels in" in log and "pip-build-env" in log
 
@@ -51,7 +53,7 @@ def test_metadata(saxpy_wheel):
     assert f"{wheel.dist_info}/licenses/LICENSE" in wheel.names
     assert wheel.read(f"{wheel.dist_info}/WHEEL").decode().splitlines() == [
         "Wheel-Version: 1.0", "Generator: cudawheel 0.1.0", "Root-Is-Purelib: false",
-        "Tag: cp39-abi3-manylinux_2_17_x86_64",
+        "Tag: cp39-abi3-manylinux_2_5_x86_64",
     ]
 
 

@@ -46,7 +46,7 @@ def test_cublas_example_for_each_major(major, tmp_path, wheelhouse, backend_pyth
     project = copy_example("cublas_scale", tmp_path)
     wheel, log = build_isolated(project, tmp_path / "out", wheelhouse, major, "archs=80")
     facts = MAJORS[major]
-    assert wheel.path.name == f"cublas_scale_cu{major}-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"
+    assert wheel.path.name == f"cublas_scale_cu{major}-0.1.0-cp39-abi3-manylinux_2_5_x86_64.whl"
     if major != 13:
         assert f"for CUDA {major} (nvcc {major}." in log and "from CUDA_HOME" in log
         # get_requires asked NVIDIA's meta package for the cuBLAS of the toolkit's own minor.
@@ -92,7 +92,7 @@ def test_shared_library_target_linked_through_origin(toolkit_python, tmp_path):
     proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out", "-C", "archs=90"],
                env=clean_env())
     wheel = Wheel(Path(proc.stdout.strip()))
-    assert wheel.path.name == "shared_calc_cu13-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"
+    assert wheel.path.name == "shared_calc_cu13-0.1.0-cp39-abi3-manylinux_2_5_x86_64.whl"
     lib = readelf_dynamic(wheel.extract("shared_calc/lib/libcalc.so", tmp_path / "x"))
     ext = readelf_dynamic(wheel.extract("shared_calc/_ext.abi3.so", tmp_path / "x"))
     assert "libcudart.so.13" in lib["NEEDED"] and lib["RPATH"] == ["$ORIGIN/../../nvidia/cu13/lib"]
@@ -157,7 +157,7 @@ def test_nvshmem_from_an_rpm_style_tree(toolkit_python, tmp_path, nvshmem_wheel_
     assert "libnvshmem_host.so.3" in dyn["NEEDED"]
     assert dyn["RPATH"] == ["$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../nvidia/nvshmem/lib"]
     assert any(re.fullmatch(r"nvidia-nvshmem-cu13>=3\.\d+,<4", r) for r in wheel.field("Requires-Dist"))
-    assert wheel.path.name.endswith("manylinux_2_17_x86_64.whl")
+    assert wheel.path.name.endswith("manylinux_2_5_x86_64.whl")
 
     # system-rpath: the absolute folder too, and a linux_ tag (a wheel for this machine only).
     proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out2", "-C", "archs=90",

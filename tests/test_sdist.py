@@ -4,9 +4,11 @@ from the tree."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tarfile
 import tomllib
+from pathlib import Path
 
 from conftest import Wheel, clean_env, copy_example, run
 
@@ -41,6 +43,37 @@ def test_sdist_contents_and_wheel_from_sdist(backend_python, toolkit_python, tmp
     tree_out = tmp_path / "from-tree"
     run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", tree_out], env=clean_env())
     from_tree = Wheel(next(tree_out.glob("*.whl")))
-    assert from_sdist.path.name == from_tree.path.name == "saxpy_cu13-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"
+    assert from_sdist.path.name == from_tree.path.name == "saxpy_cu13-0.1.0-cp39-abi3-manylinux_2_5_x86_64.whl"
     assert from_sdist.read(f"{from_sdist.dist_info}/METADATA") == from_tree.read(f"{from_tree.dist_info}/METADATA")
     assert sorted(from_sdist.names) == sorted(from_tree.names)
+
+
+def test_reproducible_wheels_and_sdists(backend_python, toolkit_python, tmp_path):
+    """SOURCE_DATE_EPOCH set: the same sources give byte-identical sdists and wheels, whether
+    built twice, from another folder, or from the unpacked sdist. The extra source has a kernel
+    in an anonymous namespace (nvcc names such symbols after a hash of the source path) and
+    uses __FILE__."""
+    env = clean_env(SOURCE_DATE_EPOCH="1700000000")
+    a = copy_example("saxpy", tmp_path / "a")
+    (a / "csrc/anon.cu").write_text(
+        'namespace { __global__ void k(int *p) { *p = 1; } }\n'
+        'extern "C" const char *anon_where(int *p) { k<<<1, 1>>>(p); return __FILE__; }\n')
+    b = tmp_path / "some/much/longer/path/saxpy"
+    shutil.copytree(a, b)
+
+    def sdist(project, out):
+        return Path(run([backend_python, "-m", "cudawheel", "sdist", project, "-o", out], env=env).stdout.strip())
+
+    def wheel(project, out):
+        return Path(run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "archs=80"],
+                        env=env).stdout.strip())
+
+    s1, s2 = sdist(a, tmp_path / "s1"), sdist(b, tmp_path / "s2")
+    assert s1.read_bytes() == s2.read_bytes()
+    with tarfile.open(s1) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    first = wheel(a, tmp_path / "w1")
+    shutil.rmtree(a / "build")
+    wheels = [first, wheel(a, tmp_path / "w2"), wheel(b, tmp_path / "w3"),
+              wheel(tmp_path / "unpacked/saxpy_cu13-0.1.0", tmp_path / "w4")]
+    assert len({w.read_bytes() for w in wheels}) == 1, [w.stat().st_size for w in wheels]
