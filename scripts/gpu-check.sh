@@ -75,7 +75,21 @@ PYEOF
     rm -rf "$W"; python3 -m venv "$W"
     "$W/bin/pip" install -q --no-index --find-links "$GPU" /tmp/sysw/*.whl
     (cd /tmp && "$W/bin/python" "$GPU/check_saxpy.py")
+    # Editable install with this machine's toolkit: the extension sits in the source tree and
+    # imports through _cuda_libs.preload(), the runtime wheel being in the venv.
+    rm -rf /tmp/saxpy-edit; cp -r examples/saxpy /tmp/saxpy-edit; rm -rf /tmp/saxpy-edit/build
+    "$W/bin/pip" install -q --no-index "$GPU"/cudawheel-*.whl
+    "$W/bin/pip" install -q --no-index --no-build-isolation -e /tmp/saxpy-edit -C toolkit=system -C archs=90
+    (cd /tmp && "$W/bin/python" -c 'import saxpy; print("editable:", saxpy.__file__)' && "$W/bin/python" "$GPU/check_saxpy.py")
   fi
+
+  # Split layout: the package in a --target folder, the runtime wheel in a venv; the RPATH
+  # cannot reach it, _cuda_libs.preload() does.
+  V=/tmp/cudawheel-gpu-split
+  rm -rf "$V" /tmp/split-target; python3 -m venv "$V"
+  "$V/bin/pip" install -q --no-index --find-links "$GPU" "nvidia-cuda-runtime>=13,<14"
+  "$V/bin/pip" install -q --no-index --no-deps --target /tmp/split-target "$GPU"/saxpy_cu13-*.whl
+  (cd /tmp && PYTHONPATH=/tmp/split-target "$V/bin/python" "$GPU/check_saxpy.py")
   echo "GPU CHECK PASSED"
 }
 
