@@ -482,10 +482,8 @@ pub fn find(
                 _ => None,
             }
         };
-        let site_lib_dir = match (&cand.site, &spec.wheel) {
-            (Some(_), Some((_, dir, _))) | (None, Some((_, dir, _))) => Some(format!("{dir}/lib")),
-            _ => None,
-        };
+        // Where the providing wheel puts it, wherever this copy was found.
+        let site_lib_dir = spec.wheel.as_ref().map(|(_, dir, _)| format!("{dir}/lib"));
         let from_wheel = cand.site.is_some()
             || owner
                 .as_ref()
