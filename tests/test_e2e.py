@@ -62,7 +62,7 @@ def test_record_hashes_and_contents(saxpy_wheel):
     listed = wheel.check_record()
     assert listed[-1] == f"{wheel.dist_info}/RECORD"
     assert sorted(n for n in wheel.names if not n.startswith(wheel.dist_info)) == [
-        "saxpy/__init__.py", "saxpy/_core.abi3.so"]
+        "saxpy/__init__.py", "saxpy/_core.abi3.so", "saxpy/_cuda_libs.py"]
 
 
 def test_elf_links_by_soname_with_origin_rpath(saxpy_wheel, tmp_path):
