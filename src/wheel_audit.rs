@@ -158,10 +158,7 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
                     "has an empty RPATH entry (the loader would search the current folder)".into(),
                     "remove the stray `:` from the RPATH",
                 ));
-            } else if e.contains("pip-build-env")
-                || e.contains("/build-env")
-                || e.starts_with("/tmp/")
-            {
+            } else if e.contains("pip-build-env") || e.contains("/pip-req-build-") {
                 violations.push(v(
                     format!("has the RPATH entry {e:?}, which points into a build environment"),
                     "remove `-Wl,-rpath` options from `link-flags`",
