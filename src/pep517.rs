@@ -478,20 +478,31 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     })
 }
 
+/// Stages 1-6 for `build_wheel` and `build_editable`, after checking prepared metadata.
+fn build_checked(
+    req: &Request<'_>,
+    metadata_dir: Option<&Path>,
+) -> Result<(Resolved, Built), Error> {
+    let r = resolve(req)?;
+    check_prepared(&r, metadata_dir)?;
+    let built = compile_and_link(&r, req)?;
+    Ok((r, built))
+}
+
 /// Builds the wheel into `wheel_dir`; returns its file name.
 pub fn build_wheel(
     req: &Request<'_>,
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let r = resolve(req)?;
-    check_prepared(&r, metadata_dir)?;
-    let Built {
-        out_dir,
-        reports,
-        tag,
-    } = compile_and_link(&r, req)?;
-    let di = dist_info_name(&r);
+    let (
+        r,
+        Built {
+            out_dir,
+            reports,
+            tag,
+        },
+    ) = build_checked(req, metadata_dir)?;
     let mut files = Files::default();
     for (path, text) in import_helpers(&r, &reports) {
         files.add_bytes(&path, text, false);
@@ -502,12 +513,22 @@ pub fn build_wheel(
     for target in &r.plan.targets {
         files.add_file(&target.wheel_path, &out_dir.join(&target.wheel_path))?;
     }
-    dist_info_files(&r, &mut files)?;
-    files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(&tag), false);
     finish_wheel(&r, wheel_dir, &tag, files)
 }
 
-fn finish_wheel(r: &Resolved, wheel_dir: &Path, tag: &str, files: Files) -> Result<String, Error> {
+/// Adds `.dist-info` (METADATA, entry points, licenses, WHEEL), writes and audits the wheel.
+fn finish_wheel(
+    r: &Resolved,
+    wheel_dir: &Path,
+    tag: &str,
+    mut files: Files,
+) -> Result<String, Error> {
+    dist_info_files(r, &mut files)?;
+    files.add_bytes(
+        &format!("{}/WHEEL", dist_info_name(r)),
+        metadata::wheel_file(tag),
+        false,
+    );
     let filename = format!(
         "{}-{}-{tag}.whl",
         r.name.file_stem(),
@@ -545,13 +566,14 @@ pub fn build_editable(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let r = resolve(req)?;
-    check_prepared(&r, metadata_dir)?;
-    let Built {
-        out_dir,
-        reports,
-        tag,
-    } = compile_and_link(&r, req)?;
+    let (
+        r,
+        Built {
+            out_dir,
+            reports,
+            tag,
+        },
+    ) = build_checked(req, metadata_dir)?;
     let src = &r.plan.python_source;
     let io = |path: &Path, source| archive::ArchiveError::Io {
         path: path.to_path_buf(),
@@ -574,12 +596,9 @@ pub fn build_editable(
     for (path, text) in import_helpers(&r, &reports) {
         place(&path, text.as_bytes())?;
     }
-    let di = dist_info_name(&r);
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    dist_info_files(&r, &mut files)?;
-    files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(&tag), false);
     finish_wheel(&r, wheel_dir, &tag, files)
 }
 
