@@ -78,10 +78,6 @@ impl Files {
         Ok(())
     }
 
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
-    }
-
     /// `(path, bytes, executable)` in path order.
     pub fn into_entries(self) -> Vec<(String, Vec<u8>, bool)> {
         self.entries

@@ -33,19 +33,4 @@ impl PythonInfo {
             None => (self.python_tag.clone(), self.abi_tag.clone()),
         }
     }
-
-    /// A stand-in for unit tests.
-    #[cfg(test)]
-    pub fn for_tests() -> Self {
-        PythonInfo {
-            version: (3, 11),
-            implementation: "cpython".into(),
-            python_tag: "cp311".into(),
-            abi_tag: "cp311".into(),
-            ext_suffix: ".cpython-311-x86_64-linux-gnu.so".into(),
-            include_dir: "/usr/include/python3.11".into(),
-            sys_path: Vec::new(),
-            machine: "x86_64".into(),
-        }
-    }
 }
