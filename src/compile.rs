@@ -3,12 +3,9 @@
 //!
 //! Commands never go through a shell: every flag is one argument.
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
-use std::sync::Mutex;
-use std::time::Instant;
 
 use crate::error::Hint;
 use crate::plan::{BuildPlan, Gencode, Lang, TargetPlan};
@@ -62,23 +59,32 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-/// One process to run: a compile or a link.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One process to run: a compile, a device link or a link.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// A compiler wrapper (`sccache`, `ccache`) run with `program` and `args` as its arguments.
+    pub launcher: Option<PathBuf>,
     /// The file it writes.
     pub output: PathBuf,
+    /// Files it reads, besides those the depfile lists (objects and libraries of a link).
+    pub inputs: Vec<PathBuf>,
+    /// The dependency file the compiler writes (`-MD -MF`): the source and every header.
+    pub depfile: Option<PathBuf>,
     /// Short label for progress lines: `nvcc csrc/saxpy.cu`.
     pub label: String,
+    /// What else the progress line shows: `sm_80,sm_90`.
+    pub detail: String,
+    /// An nvcc compile, which can take `--threads`.
+    pub threadable: bool,
+    /// Expected seconds, for scheduling when no earlier build timed it.
+    pub estimate: f64,
 }
 
 impl fmt::Display for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let words = std::iter::once(self.program.to_string_lossy().into_owned())
-            .chain(self.args.iter().cloned());
-        let quoted: Vec<String> = words.map(|w| quote(&w)).collect();
-        f.write_str(&quoted.join(" "))
+        f.write_str(&self.command_line(None))
     }
 }
 
@@ -96,19 +102,63 @@ pub fn quote(word: &str) -> String {
 }
 
 impl Job {
-    /// Puts `launcher` (ccache, sccache) in front.
-    fn launched(
-        program: &Path,
-        launcher: Option<&PathBuf>,
-        mut args: Vec<String>,
-    ) -> (PathBuf, Vec<String>) {
-        match launcher {
-            None => (program.to_path_buf(), args),
+    /// The words of the process to start: launcher, compiler, arguments, `--threads N`.
+    fn argv(&self, threads: Option<usize>) -> (PathBuf, Vec<String>) {
+        let mut args = self.args.clone();
+        if let Some(n) = threads {
+            args.extend(["--threads".into(), n.to_string()]);
+        }
+        match &self.launcher {
+            None => (self.program.clone(), args),
             Some(l) => {
-                args.insert(0, program.to_string_lossy().into_owned());
+                args.insert(0, self.program.to_string_lossy().into_owned());
                 (l.clone(), args)
             }
         }
+    }
+
+    /// The exact command, shell-quoted, as messages show it.
+    pub fn command_line(&self, threads: Option<usize>) -> String {
+        let (program, args) = self.argv(threads);
+        let words = std::iter::once(program.to_string_lossy().into_owned()).chain(args);
+        words.map(|w| quote(&w)).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Runs the job (never through a shell), capturing its output; compiler warnings are
+    /// passed on, a failure carries the command and the compiler's own message.
+    pub fn run(&self, threads: Option<usize>) -> Result<(), CompileError> {
+        if let Some(parent) = self.output.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        // A stale output from an earlier build must never be taken for this one's.
+        let _ = std::fs::remove_file(&self.output);
+        let (program, args) = self.argv(threads);
+        #[allow(clippy::disallowed_methods)] // the one place that runs compilers
+        let out = Command::new(&program)
+            .args(&args)
+            .output()
+            .map_err(|source| CompileError::Spawn {
+                program: program.display().to_string(),
+                source,
+            })?;
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() || !self.output.is_file() {
+            let _ = std::fs::remove_file(&self.output);
+            return Err(CompileError::Failed {
+                what: self.label.clone(),
+                command: self.command_line(threads),
+                status: describe_status(out.status),
+                output: text,
+            });
+        }
+        if !text.trim().is_empty() {
+            ui::warn(&format!("{}:\n{}", self.label, indent(&text)));
+        }
+        Ok(())
     }
 }
 
@@ -156,15 +206,25 @@ pub fn compile_jobs(
     {
         common.push(format!("-I{}", dir.display()));
     }
+    let codes = gencodes
+        .iter()
+        .map(|g| g.code.as_str())
+        .collect::<Vec<_>>()
+        .join(",");
     ext.sources
         .iter()
         .map(|src| {
             let output = object_path(obj_dir, ext, &src.rel);
+            let depfile = output.with_extension("d");
             let io = [
                 "-c".to_string(),
                 src.path.to_string_lossy().into_owned(),
                 "-o".into(),
                 output.to_string_lossy().into_owned(),
+                // The source and every header it included, for incremental builds.
+                "-MD".into(),
+                "-MF".into(),
+                depfile.to_string_lossy().into_owned(),
             ];
             let (program, args, tool) = match src.lang {
                 Lang::Cuda => {
@@ -208,12 +268,23 @@ pub fn compile_jobs(
                     (&tc.host.path, args, "c++")
                 }
             };
-            let (program, args) = Job::launched(program, tc.launcher.as_ref(), args);
+            let cuda = src.lang == Lang::Cuda;
             Job {
-                program,
+                program: program.clone(),
                 args,
+                launcher: tc.launcher.clone(),
                 output,
+                inputs: Vec::new(),
+                depfile: Some(depfile),
                 label: format!("{tool} {}", src.rel.display()),
+                detail: if cuda { codes.clone() } else { String::new() },
+                threadable: cuda,
+                // Until a build here has timed it: nvcc runs a device pass per architecture.
+                estimate: if cuda {
+                    2.0 * gencodes.len() as f64
+                } else {
+                    1.0
+                },
             }
         })
         .collect()
@@ -246,48 +317,20 @@ pub fn dlink_job(
     // nvlink silently ignores `-l` names it cannot find: give archives by path.
     args.extend(statics.iter().map(|s| s.to_string_lossy().into_owned()));
     args.extend(ext.nvcc_flags.iter().cloned());
-    let (program, args) = Job::launched(&tc.nvcc.path, None, args);
+    let mut inputs = cuda_objects.to_vec();
+    inputs.extend(statics.iter().cloned());
     Job {
-        program,
+        program: tc.nvcc.path.clone(),
         args,
+        launcher: None,
         output,
+        inputs,
+        depfile: None,
         label: format!("nvcc -dlink {}", ext.module),
+        detail: String::new(),
+        threadable: false,
+        estimate: 2.0,
     }
-}
-
-/// Runs one job, capturing its output.
-fn run_one(job: &Job) -> Result<(), CompileError> {
-    if let Some(parent) = job.output.parent() {
-        std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
-            path: parent.to_path_buf(),
-            source,
-        })?;
-    }
-    // A stale output from an earlier build must never be taken for this one's.
-    let _ = std::fs::remove_file(&job.output);
-    #[allow(clippy::disallowed_methods)] // the one place that runs compilers
-    let out = Command::new(&job.program)
-        .args(&job.args)
-        .output()
-        .map_err(|source| CompileError::Spawn {
-            program: job.program.display().to_string(),
-            source,
-        })?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    if !out.status.success() || !job.output.is_file() {
-        let _ = std::fs::remove_file(&job.output);
-        return Err(CompileError::Failed {
-            what: job.label.clone(),
-            command: job.to_string(),
-            status: describe_status(out.status),
-            output: text,
-        });
-    }
-    if !text.trim().is_empty() {
-        ui::warn(&format!("{}:\n{}", job.label, indent(&text)));
-    }
-    Ok(())
 }
 
 fn describe_status(status: ExitStatus) -> String {
@@ -296,61 +339,6 @@ fn describe_status(status: ExitStatus) -> String {
         (Some(code), _) => format!("exit code {code}"),
         (None, Some(sig)) => format!("killed by signal {sig}"),
         _ => status.to_string(),
-    }
-}
-
-/// Runs `jobs` on `workers` threads. Stops taking new jobs after the first failure and
-/// reports it (the earliest in the list when several fail).
-pub fn run_all(jobs: &[Job], workers: usize, verbose: bool) -> Result<(), CompileError> {
-    let total = jobs.len();
-    let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
-    let failures: Mutex<Vec<(usize, CompileError)>> = Mutex::new(Vec::new());
-    let done = Mutex::new(0usize);
-    std::thread::scope(|scope| {
-        for _ in 0..workers.clamp(1, total.max(1)) {
-            scope.spawn(|| loop {
-                if !failures
-                    .lock()
-                    .expect("no worker panics holding the lock")
-                    .is_empty()
-                {
-                    break;
-                }
-                let Some((index, job)) = queue
-                    .lock()
-                    .expect("no worker panics holding the lock")
-                    .pop_front()
-                else {
-                    break;
-                };
-                if verbose {
-                    ui::status(&format!("$ {job}"));
-                }
-                let start = Instant::now();
-                match run_one(job) {
-                    Ok(()) => {
-                        let mut n = done.lock().expect("no worker panics holding the lock");
-                        *n += 1;
-                        ui::status(&format!(
-                            "[{}/{total}] {} {:.1} s",
-                            *n,
-                            job.label,
-                            start.elapsed().as_secs_f64()
-                        ));
-                    }
-                    Err(e) => failures
-                        .lock()
-                        .expect("no worker panics holding the lock")
-                        .push((index, e)),
-                }
-            });
-        }
-    });
-    let mut failures = failures.into_inner().expect("workers have finished");
-    failures.sort_by_key(|(i, _)| *i);
-    match failures.into_iter().next() {
-        Some((_, e)) => Err(e),
-        None => Ok(()),
     }
 }
 
@@ -368,12 +356,19 @@ mod tests {
                 "-DMSG=a b".into(),
                 "$ORIGIN".into(),
             ],
+            launcher: Some("sccache".into()),
             output: "x.o".into(),
+            inputs: Vec::new(),
+            depfile: None,
             label: "nvcc x.cu".into(),
+            detail: String::new(),
+            threadable: true,
+            estimate: 1.0,
         };
         assert_eq!(
             job.to_string(),
-            "/opt/cuda/bin/nvcc -gencode arch=compute_90,code=sm_90 '-DMSG=a b' '$ORIGIN'"
+            "sccache /opt/cuda/bin/nvcc -gencode arch=compute_90,code=sm_90 '-DMSG=a b' '$ORIGIN'"
         );
+        assert!(job.command_line(Some(2)).ends_with("'$ORIGIN' --threads 2"));
     }
 }

@@ -9,7 +9,9 @@
 //! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
 //! | 3 toolchain | `toolchain.rs` | `ToolConfig` + env -> `Toolchain` (nvcc, host compiler) |
 //! | 3b libraries | `libraries.rs` + `catalog.rs` | library names -> `FoundLibrary` (dirs, SONAMEs, provider) |
-//! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s -> object files |
+//! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s (exact commands) |
+//! | 4a incremental | `incremental.rs` | `Job` + build-dir records -> reuse or run |
+//! | 4b schedule | `schedule.rs` | graph of `Job`s -> run in one pool, longest first |
 //! | 5 link | `link.rs` | objects -> one shared object per extension |
 //! | 6 ELF audit and tag | `elf.rs` | `.so` -> `ElfReport`, audit, platform tag |
 //! | 7 archives | `archive.rs` + `metadata.rs` | files -> wheel / sdist |
@@ -24,6 +26,7 @@ pub mod config;
 pub mod elf;
 pub mod error;
 pub mod import_helper;
+pub mod incremental;
 pub mod libraries;
 pub mod link;
 pub mod metadata;
@@ -32,6 +35,7 @@ pub mod plan;
 #[cfg(feature = "python")]
 mod py;
 pub mod python;
+pub mod schedule;
 pub mod toolchain;
 pub mod ui;
 pub mod wheel_audit;

@@ -159,11 +159,23 @@ pub fn link_job(
     }
     args.push("-Wl,-O1".into());
     args.extend(target.link_flags.iter().cloned());
+    let mut inputs = objects.to_vec();
+    inputs.extend(linked.iter().map(|o| out_dir.join(&o.wheel_path)));
+    for lib in libs {
+        inputs.extend(lib.shared.iter().map(|s| s.path.clone()));
+        inputs.extend(lib.statics.iter().cloned());
+    }
     Job {
         program: tc.host.path.clone(),
         args,
+        launcher: None,
         output,
+        inputs,
+        depfile: None,
         label: format!("link {}", target.wheel_path),
+        detail: String::new(),
+        threadable: false,
+        estimate: 0.5,
     }
 }
 

@@ -15,11 +15,13 @@ use crate::config::{Config, Cudart, Overrides};
 use crate::elf;
 use crate::error::Error;
 use crate::import_helper;
+use crate::incremental::{BuildLock, Cache};
 use crate::libraries::{self, FoundLibrary, Provider};
 use crate::link;
 use crate::metadata::{self, CudaRequires, DistName};
 use crate::plan::{self, BuildPlan, PlanError, TargetKind, TargetPlan};
 use crate::python::PythonInfo;
+use crate::schedule::{self, Step};
 use crate::toolchain::{self, Toolchain};
 use crate::ui;
 
@@ -319,6 +321,45 @@ struct Built {
     reports: Vec<elf::ElfReport>,
     /// `cp39-abi3-manylinux_2_17_x86_64`
     tag: String,
+    timing: Timing,
+    /// Held until the wheel is written from `out_dir`.
+    _lock: BuildLock,
+}
+
+/// Where a build's time went, for the summary.
+#[derive(Debug, Default)]
+struct Timing {
+    /// Reading the configuration, finding the toolchain and libraries.
+    configure: f64,
+    steps: schedule::Stats,
+    /// ELF checks and the platform tag.
+    audit: f64,
+}
+
+/// Everything outside the command lines that shapes what the compilers produce: nvcc and
+/// host compiler (their versions and files), and the Python headers.
+fn toolchain_identity(tc: &toolchain::Toolchain, python: &PythonInfo) -> String {
+    let file = |p: &Path| match std::fs::metadata(p) {
+        Ok(m) => format!(
+            "{} {} {:?}",
+            p.display(),
+            m.len(),
+            m.modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        ),
+        Err(_) => p.display().to_string(),
+    };
+    format!(
+        "nvcc {} {}\nhost {} {:?}\npython {:?} {} {}",
+        tc.nvcc.full_version,
+        file(&tc.nvcc.path),
+        file(&tc.host.path),
+        tc.host.args,
+        python.version,
+        python.ext_suffix,
+        file(&python.include_dir.join("Python.h")),
+    )
 }
 
 /// Checks the METADATA prepared earlier (PEP 517 passes the `.dist-info` folder itself).
@@ -361,14 +402,24 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         &tc.nvcc.full_version,
     )?;
 
-    // Compile every target's sources in one pool; device-link rdc targets; then link the
-    // project's shared libraries before the extensions that may link them.
+    // One graph for the whole build: every target's compiles, the device links of rdc
+    // targets, and the links (a project shared library before the extensions linking it).
     let build_dir = &r.plan.build_dir;
+    let lock = BuildLock::acquire(build_dir, || {
+        ui::status(&format!(
+            "waiting for another build using {}",
+            build_dir.display()
+        ))
+    })
+    .map_err(|source| compile::CompileError::BuildDir {
+        path: build_dir.clone(),
+        source,
+    })?;
     let obj_dir = build_dir.join("obj");
     let out_dir = build_dir.join("out");
-    let _ = std::fs::remove_dir_all(&out_dir);
-    let mut compile_jobs = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     let mut objects: Vec<Vec<PathBuf>> = Vec::new();
+    let mut object_steps: Vec<Vec<usize>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
         let includes: Vec<PathBuf> = r
             .libs_of(i)
@@ -379,18 +430,20 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes,
         );
         objects.push(jobs.iter().map(|j| j.output.clone()).collect());
-        compile_jobs.extend(jobs);
+        object_steps.push((steps.len()..steps.len() + jobs.len()).collect());
+        steps.extend(jobs.into_iter().map(|job| Step {
+            job,
+            after: Vec::new(),
+        }));
     }
-    compile::run_all(&compile_jobs, r.plan.jobs, tool.verbose)?;
-    let mut dlink_jobs = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate().filter(|(_, t)| t.rdc) {
-        let cuda_objs: Vec<PathBuf> = target
+        let (cuda_objs, cuda_steps): (Vec<PathBuf>, Vec<usize>) = target
             .sources
             .iter()
-            .zip(&objects[i])
+            .zip(objects[i].iter().zip(&object_steps[i]))
             .filter(|(s, _)| s.lang == plan::Lang::Cuda)
-            .map(|(_, o)| o.clone())
-            .collect();
+            .map(|(_, (o, step))| (o.clone(), *step))
+            .unzip();
         let statics: Vec<PathBuf> = r
             .libs_of(i)
             .iter()
@@ -399,9 +452,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             .collect();
         let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes, &statics, &obj_dir);
         objects[i].push(job.output.clone());
-        dlink_jobs.push(job);
+        object_steps[i].push(steps.len());
+        steps.push(Step {
+            job,
+            after: cuda_steps,
+        });
     }
-    compile::run_all(&dlink_jobs, r.plan.jobs, tool.verbose)?;
     let mut rpaths: Vec<Vec<String>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
         rpaths.push(link::rpath_for(
@@ -411,28 +467,37 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             tool.system_rpath,
         ));
     }
-    for libraries_first in [true, false] {
-        let jobs: Vec<_> = r
-            .plan
-            .targets
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| (t.kind != TargetKind::Extension) == libraries_first)
-            .map(|(i, t)| {
-                link::link_job(
-                    t,
-                    &objects[i],
-                    tc,
-                    &r.libs_of(i),
-                    &r.linked_of(t),
-                    &rpaths[i],
-                    &out_dir,
-                )
-            })
-            .collect();
-        compile::run_all(&jobs, r.plan.jobs, tool.verbose)?;
+    let mut link_step: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, target) in r.plan.targets.iter().enumerate() {
+        let linked = r.linked_of(target);
+        let job = link::link_job(
+            target,
+            &objects[i],
+            tc,
+            &r.libs_of(i),
+            &linked,
+            &rpaths[i],
+            &out_dir,
+        );
+        let mut after = object_steps[i].clone();
+        // Shared libraries come first in the plan, so their link steps exist already.
+        after.extend(linked.iter().filter_map(|t| link_step.get(t.key.as_str())));
+        link_step.insert(&target.key, steps.len());
+        steps.push(Step { job, after });
     }
+    let cache = Cache::open(build_dir, toolchain_identity(tc, req.python));
+    let jobserver = schedule::jobserver_from_env();
+    let stats = schedule::run(
+        &steps,
+        &schedule::Options {
+            workers: r.plan.jobs,
+            verbose: tool.verbose,
+            cache: &cache,
+            jobserver: jobserver.as_ref(),
+        },
+    )?;
 
+    let audit_start = std::time::Instant::now();
     // Audit every ELF, derive Requires-Dist from what was linked, and the platform tag.
     let provided = r.provided();
     let mut reports = Vec::new();
@@ -475,6 +540,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         out_dir,
         reports,
         tag,
+        timing: Timing {
+            configure: 0.0,
+            steps: stats,
+            audit: audit_start.elapsed().as_secs_f64(),
+        },
+        _lock: lock,
     })
 }
 
@@ -483,9 +554,12 @@ fn build_checked(
     req: &Request<'_>,
     metadata_dir: Option<&Path>,
 ) -> Result<(Resolved, Built), Error> {
+    let start = std::time::Instant::now();
     let r = resolve(req)?;
     check_prepared(&r, metadata_dir)?;
-    let built = compile_and_link(&r, req)?;
+    let configure = start.elapsed().as_secs_f64();
+    let mut built = compile_and_link(&r, req)?;
+    built.timing.configure = configure;
     Ok((r, built))
 }
 
@@ -501,6 +575,8 @@ pub fn build_wheel(
             out_dir,
             reports,
             tag,
+            timing,
+            _lock,
         },
     ) = build_checked(req, metadata_dir)?;
     let mut files = Files::default();
@@ -513,7 +589,7 @@ pub fn build_wheel(
     for target in &r.plan.targets {
         files.add_file(&target.wheel_path, &out_dir.join(&target.wheel_path))?;
     }
-    finish_wheel(&r, wheel_dir, &tag, files)
+    finish_wheel(&r, wheel_dir, &tag, files, &timing)
 }
 
 /// Adds `.dist-info` (METADATA, entry points, licenses, WHEEL), writes and audits the wheel.
@@ -522,7 +598,9 @@ fn finish_wheel(
     wheel_dir: &Path,
     tag: &str,
     mut files: Files,
+    timing: &Timing,
 ) -> Result<String, Error> {
+    let start = std::time::Instant::now();
     dist_info_files(r, &mut files)?;
     files.add_bytes(
         &format!("{}/WHEEL", dist_info_name(r)),
@@ -551,11 +629,25 @@ fn finish_wheel(
         });
     }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    ui::status(&format!(
-        "built {filename} ({:.1} kB)",
-        size as f64 / 1000.0
-    ));
+    let archive = start.elapsed().as_secs_f64();
+    let steps = &timing.steps;
+    let total = timing.configure + steps.secs + timing.audit + archive;
+    ui::summary(&[
+        format!("built {filename} ({}) in {total:.1} s", human_size(size)),
+        format!(
+            "configure {:.1} s | compile and link {:.1} s ({} steps ran, {} up to date) | audit {:.1} s | archive {:.1} s",
+            timing.configure, steps.secs, steps.ran, steps.reused, timing.audit, archive
+        ),
+    ]);
     Ok(filename)
+}
+
+/// `19.8 kB`, `104.9 MB`.
+fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b => format!("{:.1} kB", b as f64 / 1e3),
+    }
 }
 
 /// PEP 660: builds the extensions, puts them (and `_cuda_libs.py`) next to the sources in
@@ -572,6 +664,8 @@ pub fn build_editable(
             out_dir,
             reports,
             tag,
+            timing,
+            _lock,
         },
     ) = build_checked(req, metadata_dir)?;
     let src = &r.plan.python_source;
@@ -599,7 +693,7 @@ pub fn build_editable(
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    finish_wheel(&r, wheel_dir, &tag, files)
+    finish_wheel(&r, wheel_dir, &tag, files, &timing)
 }
 
 /// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its

@@ -8,3 +8,14 @@ pub fn status(line: &str) {
 pub fn warn(line: &str) {
     eprintln!("cudawheel: warning: {line}");
 }
+
+/// The closing block of a build: its first line as a status line, the rest indented.
+pub fn summary(lines: &[String]) {
+    for (i, line) in lines.iter().enumerate() {
+        if i == 0 {
+            status(line);
+        } else {
+            eprintln!("  {line}");
+        }
+    }
+}
