@@ -11,6 +11,8 @@ step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS" >&2; }
 
 step "python test requirements"
 "$PY" -m pip install -q -r requirements-dev.txt
+step "redis-server (Debian) for the sccache test"
+bash scripts/install-redis.sh >/dev/null
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"

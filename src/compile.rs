@@ -239,7 +239,15 @@ pub fn compile_jobs(
                     // Temporary files named after the object, not nvcc's process id (which
                     // otherwise lands in the symbol table), and a module id (used in internal
                     // symbol names) from the project-relative path rather than the absolute one.
-                    args.push("-objtemp".into());
+                    // sccache runs nvcc's steps itself and loses the object under
+                    // `-objtemp` (exit 0, no file); cache hits are byte-identical anyway.
+                    if !tc
+                        .nvcc_launcher
+                        .as_deref()
+                        .is_some_and(crate::toolchain::is_sccache)
+                    {
+                        args.push("-objtemp".into());
+                    }
                     args.extend([
                         "-Xcudafe".into(),
                         format!("--orig_src_path_name={}", src.rel.display()),
@@ -272,7 +280,11 @@ pub fn compile_jobs(
             Job {
                 program: program.clone(),
                 args,
-                launcher: tc.launcher.clone(),
+                launcher: if cuda {
+                    tc.nvcc_launcher.clone()
+                } else {
+                    tc.launcher.clone()
+                },
                 output,
                 inputs: Vec::new(),
                 depfile: Some(depfile),

