@@ -15,6 +15,7 @@
 //! | 5 link | `link.rs` | objects -> one shared object per extension |
 //! | 6 ELF audit and tag | `elf.rs` | `.so` -> `ElfReport`, audit, platform tag |
 //! | 7 archives | `archive.rs` + `metadata.rs` | files -> wheel / sdist |
+//! | 7b size | `wheel_size.rs` | wheel -> warning above 100 MiB (biggest members, archs) |
 //!
 //! `pep517.rs` is the only module that calls more than one stage; `py.rs` the only one that
 //! knows Python; `ui.rs` the only one that prints.
@@ -39,5 +40,6 @@ pub mod schedule;
 pub mod toolchain;
 pub mod ui;
 pub mod wheel_audit;
+pub mod wheel_size;
 
 pub use error::{render, Error};

@@ -629,6 +629,9 @@ fn finish_wheel(
         });
     }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    if let Ok(Some(text)) = crate::wheel_size::report(&path, crate::wheel_size::WARN_BYTES) {
+        ui::warn(&text);
+    }
     let archive = start.elapsed().as_secs_f64();
     let steps = &timing.steps;
     let total = timing.configure + steps.secs + timing.audit + archive;
