@@ -291,11 +291,15 @@ pub fn compile_jobs(
                 label: format!("{tool} {}", src.rel.display()),
                 detail: if cuda { codes.clone() } else { String::new() },
                 threadable: cuda,
-                // Until a build here has timed it: nvcc runs a device pass per architecture.
-                estimate: if cuda {
-                    2.0 * gencodes.len() as f64
-                } else {
-                    1.0
+                // Until a build here has timed it: a device pass per architecture, longer for
+                // longer sources (a rough guess, only to order the first build).
+                estimate: {
+                    let kb = std::fs::metadata(&src.path).map_or(1.0, |m| m.len() as f64 / 1e3);
+                    if cuda {
+                        gencodes.len() as f64 * (1.0 + kb / 4.0)
+                    } else {
+                        0.2 + kb / 20.0
+                    }
                 },
             }
         })

@@ -6,8 +6,9 @@
 //! - Among ready steps the longest expected one starts first: its duration in the last
 //!   build here (remembered by `incremental`), else an estimate.
 //! - Steps whose earlier output is still right (`incremental::Cache::check`) are skipped.
-//! - When fewer nvcc compiles must run than there are workers, each gets `--threads` so
-//!   nvcc compiles its architectures in parallel.
+//! - An nvcc compile started when no other compile waits (few files, or the tail of a build)
+//!   gets `--threads <workers>`, so nvcc compiles its architectures in parallel on the
+//!   workers that would otherwise sit idle.
 //! - Under `make -jN` (a GNU make jobserver in `MAKEFLAGS`) every step beyond the first
 //!   needs a token from make, so nested builds share N slots.
 
@@ -91,14 +92,6 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         .iter()
         .map(|s| opts.cache.last_secs(&s.job).unwrap_or(s.job.estimate))
         .collect();
-    let stale_nvcc = steps
-        .iter()
-        .zip(&fresh)
-        .filter(|(s, f)| s.job.threadable && !**f)
-        .count();
-    let threads = (opts.jobserver.is_none() && stale_nvcc > 0 && stale_nvcc < opts.workers)
-        .then(|| opts.workers.div_ceil(stale_nvcc));
-
     let mut waiting_on: Vec<usize> = steps.iter().map(|s| s.after.len()).collect();
     let mut ready = Vec::new();
     let mut finished = 0;
@@ -133,7 +126,7 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     let workers = opts.workers.clamp(1, to_run.max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| worker(steps, opts, &expected, threads, &dependents, &state, &wake));
+            scope.spawn(|| worker(steps, opts, &expected, &dependents, &state, &wake));
         }
     });
     let state = state.into_inner().expect("workers have finished");
@@ -152,7 +145,6 @@ fn worker(
     steps: &[Step],
     opts: &Options<'_>,
     expected: &[f64],
-    threads: Option<usize>,
     dependents: &[Vec<usize>],
     state: &Mutex<State>,
     wake: &Condvar,
@@ -160,7 +152,7 @@ fn worker(
     loop {
         // Take the longest ready step and a slot to run it in.
         let mut st = state.lock().expect(LOCKED);
-        let (index, slot) = loop {
+        let (index, slot, threads) = loop {
             if st.failure.is_some() || st.finished == steps.len() {
                 return;
             }
@@ -174,7 +166,11 @@ fn worker(
                     Some(client) => client.try_acquire().ok().flatten().map(Slot::Token),
                 };
                 if let Some(slot) = slot {
-                    break (st.ready.swap_remove(pos), slot);
+                    let index = st.ready.swap_remove(pos);
+                    let tail = opts.jobserver.is_none()
+                        && opts.workers > 1
+                        && !st.ready.iter().any(|&r| steps[r].job.threadable);
+                    break (index, slot, tail.then_some(opts.workers));
                 }
                 // No slot free: make's tokens come back when other jobs end; look again soon.
                 st = wake

