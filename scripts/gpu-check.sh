@@ -30,9 +30,28 @@ prepare() {
     CUDA_HOME=$home CUDAHOSTCXX=$cxx PIP_FIND_LINKS="$ROOT/wheelhouse" \
       "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy
   done
+  # Incremental builds: saxpy built, then its kernel edited (another block size) and rebuilt
+  # in the same build-dir: only nvcc and the link run again; that wheel must run too.
+  local cu13 inc=$ROOT/.cache/gpu-incremental
+  cu13=$(bash scripts/install-cuda.sh 13 "$ROOT/.cache/toolchains/cu13" | tail -n1)
+  local V=$ROOT/.cache/gpu-venv
+  [[ -x $V/bin/python ]] || "$PY" -m venv "$V"
+  "$V/bin/pip" install -q --force-reinstall --no-deps wheelhouse/cudawheel-*.whl
+  rm -rf "$inc"; mkdir -p "$inc"; cp -r examples/saxpy "$inc/saxpy"; rm -rf "$inc/saxpy/build"
+  CUDA_HOME=$cu13 "$V/bin/python" -m cudawheel wheel "$inc/saxpy" -o "$inc/first" 2>&1 | tail -n2 >&2
+  sed -i 's/const unsigned threads = 256;/const unsigned threads = 128;/' "$inc/saxpy/csrc/saxpy.cu"
+  CUDA_HOME=$cu13 "$V/bin/python" -m cudawheel wheel "$inc/saxpy" -o "$inc/second" 2>"$inc/log"
+  cat "$inc/log" >&2
+  grep -q '(2 steps ran, 1 up to date)' "$inc/log"
+  mkdir -p "$GPU/incremental"; cp "$inc"/second/*.whl "$GPU/incremental/"
+  # The benchmark's project (scripts/bench.py): its 8 files of kernels, built for CUDA 12.4.
+  local bench=$ROOT/.cache/gpu-bench home12
+  home12=$(bash scripts/install-cuda.sh 12 "$ROOT/.cache/toolchains/cu12" | tail -n1)
+  "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import bench; from pathlib import Path; bench.make_project(Path('$bench'), 'cudawheel')"
+  CUDA_HOME=$home12 "$V/bin/python" -m cudawheel wheel "$bench" -o "$GPU" >&2
   # The runtime wheels their METADATA asks for (py3-none wheels: any Python works there).
   local w reqs=()
-  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl; do
+  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl "$GPU"/cwbench_cu*.whl; do
     mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
   done
   echo "examples require: ${reqs[*]}" >&2
@@ -56,6 +75,16 @@ device() {
       shared_calc*) (cd /tmp && "$V/bin/python" "$GPU/check_shared_calc.py") ;;
     esac
   done
+  # The incrementally rebuilt saxpy, and the benchmark's kernels.
+  V=/tmp/cudawheel-gpu-incremental
+  rm -rf "$V"; python3 -m venv "$V"
+  "$V/bin/pip" install -q --no-index --find-links "$GPU" "$GPU"/incremental/saxpy_cu13-*.whl
+  (cd /tmp && "$V/bin/python" "$GPU/check_saxpy.py")
+  V=/tmp/cudawheel-gpu-bench
+  rm -rf "$V"; python3 -m venv "$V"
+  "$V/bin/pip" install -q --no-index --find-links "$GPU" "$GPU"/cwbench_cu12-*.whl
+  (cd /tmp && "$V/bin/python" -c 'import cwbench; err = cwbench.run_all(1 << 16); print("cwbench run_all: cudaError", err); assert err == 0')
+
   V=$(ls -d /tmp/cudawheel-gpu-saxpy_cu13-* | head -n1)
   local so; so=$("$V/bin/python" -c 'import saxpy._core as m; print(m.__file__)')
   readelf -d "$so" | grep -E 'NEEDED|RPATH|RUNPATH'
