@@ -18,6 +18,7 @@
 //! knows Python; `ui.rs` the only one that prints.
 
 pub mod archive;
+pub mod bindings;
 pub mod catalog;
 pub mod compile;
 pub mod config;

@@ -110,6 +110,7 @@ fn requirements_for<'a>(
 fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let mut plan = BuildPlan::new(&config, req.python)?;
+    crate::bindings::apply(&mut plan, &req.python.sys_path)?;
     let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
     let tool = &config.tool;
     let env = &req.overrides.env;

@@ -46,6 +46,12 @@ pub enum ToolchainError {
         name: String,
         suggestion: Option<String>,
     },
+    #[error("The binding library {name} was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
+    BindingsNotFound {
+        name: String,
+        requirement: String,
+        probes: Vec<String>,
+    },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
 }
@@ -78,6 +84,9 @@ impl Hint for ToolchainError {
             ToolchainError::UnknownLibrary { name, .. } => vec![format!(
                 "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
             )],
+            ToolchainError::BindingsNotFound { requirement, .. } => vec![
+                format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
+            ],
             ToolchainError::NvccBroken { .. } => Vec::new(),
         }
     }
@@ -372,6 +381,7 @@ pub fn build_requirements(
     others.sort();
     others.dedup();
     reqs.extend(others);
+    reqs.extend(crate::bindings::requirements(tool));
     Ok(reqs)
 }
 
