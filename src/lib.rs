@@ -22,6 +22,7 @@ pub mod bindings;
 pub mod catalog;
 pub mod compile;
 pub mod config;
+pub mod doctor;
 pub mod elf;
 pub mod error;
 pub mod import_helper;
