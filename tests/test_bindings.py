@@ -98,3 +98,11 @@ def test_example_builds_and_imports(example, toolkit_python, bindings_path, tmp_
     )
     proc = run([toolkit_python, "-c", code], env=clean_env(PYTHONPATH=site), cwd=tmp_path)
     assert proc.stdout.splitlines()[-1] == f"ok {site}/{so}"
+
+
+def test_doctor_reports_the_binding_library(backend_python, bindings_path, tmp_path):
+    project = copy_example("nanobind_saxpy", tmp_path)
+    out = run([backend_python, "-m", "cudawheel", "doctor", project], env=clean_env()).stdout
+    assert "Bindings nanobind: not found" in out and "  nanobind>=2.0" in out
+    out = run([backend_python, "-m", "cudawheel", "doctor", project], env=clean_env(PYTHONPATH=bindings_path)).stdout
+    assert re.search(rf"^Bindings nanobind: nanobind \d+\.\d+\.\d+ in {re.escape(str(bindings_path))}/nanobind$", out, re.M), out
