@@ -98,17 +98,17 @@ PYEOF
     V=/tmp/cudawheel-gpu-$ex
     rm -rf "$V"; python3 -m venv "$V"
     w=$(ls "$GPU"/${ex}_cu13-*-"$tag"-*.whl 2>/dev/null | head -n1 || true)
-    if [[ -z $w ]]; then
+    if [[ -z $w ]] || ! "$V/bin/pip" install -q --no-index --find-links "$GPU" "$w"; then
+      echo "$ex: no installable prepared wheel for $tag here; building one with this machine's toolkit"
       if ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
-        echo "NOT CHECKED: $ex (wheels are for another CPython than $tag, and no CUDA toolkit here to build one)"
+        echo "NOT CHECKED: $ex (no prepared wheel fits and no CUDA toolkit here to build one)"
         continue
       fi
       "$V/bin/pip" install -q --no-index --find-links "$GPU" cudawheel pybind11 nanobind
       rm -rf "/tmp/$ex-src" "/tmp/$ex-w"; cp -r "examples/$ex" "/tmp/$ex-src"; rm -rf "/tmp/$ex-src/build"
       "$V/bin/python" -m cudawheel wheel "/tmp/$ex-src" -o "/tmp/$ex-w" -C toolkit=system -C archs=90
-      w=$(ls "/tmp/$ex-w"/*.whl)
+      "$V/bin/pip" install -q --no-index --find-links "$GPU" "/tmp/$ex-w"/*.whl
     fi
-    "$V/bin/pip" install -q --no-index --find-links "$GPU" "$w"
     (cd /tmp && "$V/bin/python" "$GPU/check_$ex.py")
   done
 
