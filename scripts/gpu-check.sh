@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU check of the examples, in two halves:
 #
-#   scripts/gpu-check.sh prepare   # here (no GPU): build the backend and the example wheels,
+#   scripts/gpu-check.sh prepare   # here (no GPU): build the backend and the example wheels
+#                                  # (saxpy for CUDA 11/12/13, shared_calc, pybind_saxpy, nanobind_saxpy),
 #                                  # put them with the NVIDIA runtime wheels they need in .gpu/
 #   scripts/gpu-check.sh device    # on the GPU machine (no internet), from the repo root:
 #                                  # fresh venv, install from .gpu/ only, run the kernels and
@@ -24,6 +25,10 @@ prepare() {
   # saxpy for CUDA 13 (nvcc from PyPI, build isolation), 12.4 and 11.8 (the project's installer,
   # through CUDA_HOME; 11.8 needs g++-11), and the in-wheel shared library example for 13.
   PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy examples/shared_calc
+  # The pybind11 and nanobind examples (per-CPython wheels: the device installs them when its
+  # python3 matches, else builds them there with its own toolkit from pybind11/nanobind below).
+  PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/pybind_saxpy examples/nanobind_saxpy
+  "$PY" -m pip download -q --no-deps -d "$GPU" "pybind11>=2.12" "nanobind>=2.0"
   for major in 11 12; do
     local home cxx=g++; [[ $major == 11 ]] && cxx=g++-11
     home=$(bash scripts/install-cuda.sh "$major" "$ROOT/.cache/toolchains/cu$major" | tail -n1)
@@ -51,13 +56,15 @@ prepare() {
   CUDA_HOME=$home12 "$V/bin/python" -m cudawheel wheel "$bench" -o "$GPU" >&2
   # The runtime wheels their METADATA asks for (py3-none wheels: any Python works there).
   local w reqs=()
-  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl "$GPU"/cwbench_cu*.whl; do
+  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl "$GPU"/cwbench_cu*.whl "$GPU"/*bind_saxpy_cu*.whl; do
     mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
   done
   echo "examples require: ${reqs[*]}" >&2
   "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$GPU" "${reqs[@]}"
   cp examples/saxpy/check_gpu.py "$GPU/check_saxpy.py"
   cp examples/shared_calc/check_gpu.py "$GPU/check_shared_calc.py"
+  cp examples/pybind_saxpy/check_gpu.py "$GPU/check_pybind_saxpy.py"
+  cp examples/nanobind_saxpy/check_gpu.py "$GPU/check_nanobind_saxpy.py"
   ls -la "$GPU" >&2
 }
 
@@ -111,6 +118,28 @@ PYEOF
     "$W/bin/pip" install -q --no-index --no-build-isolation -e /tmp/saxpy-edit -C toolkit=system -C archs=90
     (cd /tmp && "$W/bin/python" -c 'import saxpy; print("editable:", saxpy.__file__)' && "$W/bin/python" "$GPU/check_saxpy.py")
   fi
+
+  # pybind11 and nanobind examples: the wheels from `prepare` if this python3 can install them,
+  # else built here with this machine's toolkit (no isolation, pybind11/nanobind from .gpu).
+  local ex tag
+  tag=$(python3 -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
+  for ex in pybind_saxpy nanobind_saxpy; do
+    V=/tmp/cudawheel-gpu-$ex
+    rm -rf "$V"; python3 -m venv "$V"
+    w=$(ls "$GPU"/${ex}_cu13-*-"$tag"-*.whl 2>/dev/null | head -n1 || true)
+    if [[ -z $w ]] || ! "$V/bin/pip" install -q --no-index --find-links "$GPU" "$w"; then
+      echo "$ex: no installable prepared wheel for $tag here; building one with this machine's toolkit"
+      if ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+        echo "NOT CHECKED: $ex (no prepared wheel fits and no CUDA toolkit here to build one)"
+        continue
+      fi
+      "$V/bin/pip" install -q --no-index --find-links "$GPU" cudawheel pybind11 nanobind
+      rm -rf "/tmp/$ex-src" "/tmp/$ex-w"; cp -r "examples/$ex" "/tmp/$ex-src"; rm -rf "/tmp/$ex-src/build"
+      "$V/bin/python" -m cudawheel wheel "/tmp/$ex-src" -o "/tmp/$ex-w" -C toolkit=system -C archs=90
+      "$V/bin/pip" install -q --no-index --find-links "$GPU" "/tmp/$ex-w"/*.whl
+    fi
+    (cd /tmp && "$V/bin/python" "$GPU/check_$ex.py")
+  done
 
   # Split layout: the package in a --target folder, the runtime wheel in a venv; the RPATH
   # cannot reach it, _cuda_libs.preload() does.

@@ -21,9 +21,11 @@
 //! knows Python; `ui.rs` the only one that prints.
 
 pub mod archive;
+pub mod bindings;
 pub mod catalog;
 pub mod compile;
 pub mod config;
+pub mod doctor;
 pub mod elf;
 pub mod error;
 pub mod import_helper;

@@ -112,6 +112,7 @@ fn requirements_for<'a>(
 fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let mut plan = BuildPlan::new(&config, req.python)?;
+    crate::bindings::apply(&mut plan, &req.python.sys_path)?;
     let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
     let tool = &config.tool;
     let env = &req.overrides.env;
@@ -869,4 +870,31 @@ fn add_headers(out: &mut BTreeMap<String, PathBuf>, root: &Path, dir: &Path, rec
             }
         }
     }
+}
+
+/// What a wheel built now would be, short of compiling: for `python -m cudawheel doctor`.
+#[derive(Debug, Clone)]
+pub struct WheelPreview {
+    /// `saxpy_cu13-0.1.0-cp39-abi3` (the platform tag needs the linked ELF files).
+    pub file_prefix: String,
+    /// `Requires-Dist` of the METADATA the build would write.
+    pub requires: Vec<String>,
+}
+
+pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
+    let r = resolve(req)?;
+    let (py, abi) = req.python.tag(r.plan.limited_api);
+    let requires = render_metadata(&r)
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.strip_prefix("Requires-Dist: ").map(str::to_string))
+        .collect();
+    Ok(WheelPreview {
+        file_prefix: format!(
+            "{}-{}-{py}-{abi}",
+            r.name.file_stem(),
+            r.config.project.version
+        ),
+        requires,
+    })
 }

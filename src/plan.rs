@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, suggest, Config, ConfigError, Origin, Ptx, Sourced};
+use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx, Sourced};
 use crate::error::Hint;
 use crate::python::PythonInfo;
 
@@ -40,6 +40,15 @@ pub enum PlanError {
     },
     #[error("`{key}.destination` = {value:?} is not a folder inside the wheel")]
     BadDestination { key: String, value: String },
+    #[error(
+        "`{key}` uses {bindings} with `tool.cudawheel.py-limited-api` = \"cp3{minor}\": {why}"
+    )]
+    BindingsLimitedApi {
+        key: String,
+        bindings: &'static str,
+        minor: u32,
+        why: String,
+    },
     #[error("`tool.cudawheel.packages`: the package folder {} does not exist", path.display())]
     MissingPackage { path: PathBuf },
     #[error(
@@ -68,6 +77,12 @@ impl Hint for PlanError {
             PlanError::UnknownLinkWith { .. } => {
                 vec!["declare the library as `[[tool.cudawheel.shared-library]]` with `name`, `sources` and `destination`".into()]
             }
+            PlanError::BindingsLimitedApi { bindings: "nanobind", .. } => vec![
+                "set `py-limited-api = \"cp312\"` (nanobind's stable ABI floor), or drop `py-limited-api` for one wheel per Python version".into(),
+            ],
+            PlanError::BindingsLimitedApi { .. } => vec![
+                "drop `py-limited-api` (one wheel per Python version), or use `bindings = \"nanobind\"` with `py-limited-api = \"cp312\"`".into(),
+            ],
             PlanError::ArchNotSupported { .. } => {
                 vec!["drop that architecture from `archs`, or build with a CUDA major that supports it (`cuda`)".into()]
             }
@@ -123,6 +138,9 @@ pub struct TargetPlan {
     pub link_with: Vec<String>,
     pub rdc: bool,
     pub optional: bool,
+    /// The binding library (extensions; `None` for shared libraries). `bindings::apply` adds
+    /// its include folders, sources and flags once the build environment is known.
+    pub bindings: Bindings,
     /// Path inside the wheel: `saxpy/_core.abi3.so`, `pkg/lib/libcalc.so`.
     pub wheel_path: String,
 }
@@ -488,6 +506,31 @@ impl BuildPlan {
                 }
                 include_dirs.push(path);
             }
+            let bindings = if is_lib {
+                Bindings::None
+            } else {
+                t.bindings.unwrap_or(tool.bindings.value)
+            };
+            match (bindings, tool.py_limited_api) {
+                (Bindings::Pybind11, Some(minor)) => {
+                    return Err(PlanError::BindingsLimitedApi {
+                        key: t.key.clone(),
+                        bindings: "pybind11",
+                        minor,
+                        why: "pybind11 does not support Python's limited API".into(),
+                    })
+                }
+                (Bindings::Nanobind, Some(minor)) if minor < 12 => {
+                    return Err(PlanError::BindingsLimitedApi {
+                        key: t.key.clone(),
+                        bindings: "nanobind",
+                        minor,
+                        why: "nanobind builds for the stable ABI only from Python 3.12 (cp312)"
+                            .into(),
+                    })
+                }
+                _ => {}
+            }
             let mut cuda_libraries: Vec<String> = Vec::new();
             for l in &t.cuda_libraries {
                 if l != "cudart" && !cuda_libraries.contains(l) {
@@ -508,6 +551,7 @@ impl BuildPlan {
                 link_with: t.link_with.clone(),
                 rdc: t.rdc,
                 optional: t.optional,
+                bindings,
                 wheel_path,
             });
         }

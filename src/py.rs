@@ -49,6 +49,11 @@ fn run(
         "build_editable" => pep517::build_editable(&req, out(), metadata_dir.map(Path::new))
             .map(|v| serde_json::json!(v)),
         "build_sdist" => pep517::build_sdist(&req, out()).map(|v| serde_json::json!(v)),
+        "doctor" => Ok(serde_json::json!(crate::doctor::report(
+            req.source_tree,
+            req.overrides,
+            req.python
+        ))),
         "audit" => crate::wheel_audit::audit_wheel(Path::new(source_tree))
             .map(|v| serde_json::json!(v.iter().map(ToString::to_string).collect::<Vec<_>>()))
             .map_err(Error::from),

@@ -46,6 +46,12 @@ pub enum ToolchainError {
         name: String,
         suggestion: Option<String>,
     },
+    #[error("The binding library {name} was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
+    BindingsNotFound {
+        name: String,
+        requirement: String,
+        probes: Vec<String>,
+    },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
 }
@@ -78,6 +84,9 @@ impl Hint for ToolchainError {
             ToolchainError::UnknownLibrary { name, .. } => vec![format!(
                 "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
             )],
+            ToolchainError::BindingsNotFound { requirement, .. } => vec![
+                format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
+            ],
             ToolchainError::NvccBroken { .. } => Vec::new(),
         }
     }
@@ -404,10 +413,11 @@ pub fn build_requirements(
     others.sort();
     others.dedup();
     reqs.extend(others);
+    reqs.extend(crate::bindings::requirements(tool));
     Ok(reqs)
 }
 
-fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, ToolchainError> {
+pub fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, ToolchainError> {
     let (value, origin) = match &tool.host_compiler {
         Some(Sourced { value, origin }) => (value.clone(), origin.to_string()),
         None => ("c++".to_string(), "the default".to_string()),
@@ -423,6 +433,62 @@ fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, Toolchain
         path,
         args: words[1..].to_vec(),
     })
+}
+
+/// The first line of `<compiler> --version`, for reports.
+pub fn compiler_version(path: &Path) -> Option<String> {
+    #[allow(clippy::disallowed_methods)] // probing the compiler is part of discovery
+    let out = Command::new(path).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .next()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+}
+
+/// One place discovery looks for nvcc, and what is there (for `doctor`).
+pub struct NvccCandidate {
+    /// `CUDA_HOME`, `PATH`, `NVIDIA wheel`, ...
+    pub label: String,
+    pub path: PathBuf,
+    /// `None`: nothing executable there.
+    pub probe: Option<Result<Nvcc, ToolchainError>>,
+}
+
+/// Every nvcc candidate, system ones in contract order (unset variables included, so a
+/// report shows them), then the NVIDIA wheels on `sys.path`.
+pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
+    let found = system_candidates(env);
+    let mut out = Vec::new();
+    for label in [
+        "CUDACXX",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "PATH",
+        "/usr/local/cuda",
+    ] {
+        match found.iter().find(|(_, l)| l == label) {
+            Some((path, _)) => out.push(NvccCandidate {
+                label: label.to_string(),
+                path: path.clone(),
+                probe: is_executable(path)
+                    .then(|| probe_nvcc(path, NvccOrigin::System(label.to_string()))),
+            }),
+            None => out.push(NvccCandidate {
+                label: label.to_string(),
+                path: PathBuf::from(if label == "PATH" { "nvcc" } else { "(not set)" }),
+                probe: None,
+            }),
+        }
+    }
+    for (path, site) in pip_candidates(python) {
+        out.push(NvccCandidate {
+            label: "NVIDIA wheel".into(),
+            probe: Some(probe_nvcc(&path, NvccOrigin::Pip(site))),
+            path,
+        });
+    }
+    out
 }
 
 /// Discovers everything a build needs.

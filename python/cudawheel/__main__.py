@@ -1,9 +1,11 @@
-"""`python -m cudawheel wheel|sdist|requires [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
+"""`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
 `python -m cudawheel audit WHEEL [WHEEL ...]`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
-rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag).
+rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag). doctor
+reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
+wheel built now would be named and declare; it works outside a project too.
 """
 
 from __future__ import annotations
@@ -37,9 +39,17 @@ def _audit(wheels) -> int:
     return 1 if failed else 0
 
 
+def _doctor(project, settings) -> int:
+    from . import _core, _settings
+
+    print(json.loads(_core.hook("doctor", os.path.abspath(project), None, None,
+                                _settings(settings), json.dumps(_python_info()))))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "audit"])
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
     parser.add_argument(
@@ -59,6 +69,8 @@ def main(argv=None) -> int:
         if not sep:
             parser.error(f"-C {item!r}: expected KEY=VALUE")
         settings[key] = value
+    if args.command == "doctor":
+        return _doctor(args.paths[0] if args.paths else ".", settings)
     out_dir = os.path.abspath(args.out_dir)
     os.chdir(args.paths[0] if args.paths else ".")
     if args.command == "requires":

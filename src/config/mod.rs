@@ -3,14 +3,16 @@
 //! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
 
 mod project;
+pub mod schema;
 mod tool;
 
 use std::path::{Component, Path, PathBuf};
 
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
-    suggest, CudaChoice, CudaDeps, Cudart, LibraryConfig, Origin, Overrides, Ptx, Sourced,
-    TargetConfig, ToolConfig, ToolkitChoice,
+    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, KeyDef, LibraryConfig, Origin,
+    Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty, LIBRARY_KEYS, TABLE_KEYS,
+    TARGET_KEYS, TOP_KEYS,
 };
 
 use crate::error::Hint;

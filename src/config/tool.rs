@@ -42,48 +42,147 @@ enum Kind {
     IntOrStr,
 }
 
-/// Every top-level key of `[tool.cudawheel]` and how an override string is read.
-const TOP_KEYS: &[(&str, Kind)] = &[
-    ("cuda", Kind::IntOrStr),
-    ("toolkit", Kind::Str),
-    ("name-suffix", Kind::Str),
-    ("archs", Kind::List),
-    ("ptx", Kind::Str),
-    ("cudart", Kind::Str),
-    ("cuda-deps", Kind::Str),
-    ("python-source", Kind::Str),
-    ("packages", Kind::List),
-    ("py-limited-api", Kind::Str),
-    ("build-dir", Kind::Str),
-    ("jobs", Kind::Int),
-    ("compiler-launcher", Kind::Str),
-    ("host-compiler", Kind::Str),
-    ("system-rpath", Kind::Bool),
-    ("verbose", Kind::Bool),
+/// The type of a key's value: drives how `-C`/environment strings are read, the JSON schema
+/// (`config::schema`) and the configuration reference (docs/configuration.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    Str,
+    /// A string matching this regular expression (schema `pattern`).
+    Pattern(&'static str),
+    /// One of these strings.
+    Choice(&'static [&'static str]),
+    /// An integer >= 1.
+    PositiveInt,
+    Bool,
+    /// A list of strings.
+    List,
+    /// A list of strings, or one string split on `;` and whitespace.
+    ListOrStr,
+    /// `11`, `12`, `13` (integer or string) or `"auto"`.
+    CudaMajor,
+}
+
+impl Ty {
+    fn kind(self) -> Kind {
+        match self {
+            Ty::Str | Ty::Pattern(_) | Ty::Choice(_) => Kind::Str,
+            Ty::PositiveInt => Kind::Int,
+            Ty::Bool => Kind::Bool,
+            Ty::List | Ty::ListOrStr => Kind::List,
+            Ty::CudaMajor => Kind::IntOrStr,
+        }
+    }
+}
+
+/// One key of `[tool.cudawheel]`: the single definition the parser (unknown keys, suggestions,
+/// override coercion), the JSON schema and the configuration reference are made from.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyDef {
+    pub name: &'static str,
+    pub ty: Ty,
+    /// The default as a user would write it (`"auto"`, `false`), or a phrase (`inferred`).
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+const fn key(name: &'static str, ty: Ty, default: &'static str, doc: &'static str) -> KeyDef {
+    KeyDef {
+        name,
+        ty,
+        default,
+        doc,
+    }
+}
+
+/// The binding libraries `bindings` accepts.
+pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind"];
+
+/// Every top-level key of `[tool.cudawheel]` (each also a `-C` setting and `CUDAWHEEL_<KEY>`).
+pub const TOP_KEYS: &[KeyDef] = &[
+    key("cuda", Ty::CudaMajor, "\"auto\"", "CUDA major to build for: 11, 12, 13 (integer or string) or \"auto\" (the major of the nvcc discovery finds; if none, 13 with the toolkit from PyPI)."),
+    key("toolkit", Ty::Choice(&["auto", "system", "pip"]), "\"auto\"", "Where nvcc comes from: \"system\" (CUDACXX, CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda, in that order), \"pip\" (NVIDIA's wheels in the build environment; CUDA >= 13), \"auto\" (system first, then pip)."),
+    key("name-suffix", Ty::Pattern("^[A-Za-z0-9._{}-]*$"), "\"-cu{major}\"", "Appended to project.name for the built distribution (saxpy -> saxpy-cu13); {major} is the CUDA major, \"\" disables it. The import package name never changes."),
+    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style: \"80\", \"90a\", \"86-real\", \"90-virtual\", \"all-major\", \"all\". Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. CUDAARCHS is honoured below CUDAWHEEL_ARCHS."),
+    key("ptx", Ty::Choice(&["highest", "none", "all"]), "\"highest\"", "Which PTX to embed: of the newest arch only (forward compatibility), none, or of every arch."),
+    key("cudart", Ty::Choice(&["shared", "static"]), "\"shared\"", "\"shared\": link libcudart.so.N from the runtime wheel and depend on it; \"static\": link libcudart_static.a."),
+    key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under the extra `cuda`, or not at all."),
+    key("python-source", Ty::Str, "\".\"", "Folder that holds the pure-Python packages."),
+    key("packages", Ty::ListOrStr, "inferred", "Import packages to ship (folders under python-source); inferred from the extensions' top-level names."),
+    key("py-limited-api", Ty::Pattern("^cp3[0-9]+$"), "none", "e.g. \"cp39\": build against the stable ABI, tag cp39-abi3 (nanobind needs \"cp312\" or newer; pybind11 cannot)."),
+    key("build-dir", Ty::Str, "\"build/cudawheel\"", "Where objects and caches persist between builds."),
+    key("jobs", Ty::PositiveInt, "number of CPUs", "Parallel compile jobs."),
+    key("compiler-launcher", Ty::Str, "none", "A compiler wrapper such as \"sccache\" or \"ccache\" put in front of every compile."),
+    key("host-compiler", Ty::Str, "CUDAHOSTCXX, else CXX, else c++", "The C++ compiler nvcc uses (-ccbin) and that compiles .c/.cpp; extra words are passed to it."),
+    key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
+    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added)."),
+    key("verbose", Ty::Bool, "false", "Print every compiler command."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
-const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
-const TARGET_KEYS: &[&str] = &[
-    "name",
-    "sources",
-    "include-dirs",
-    "defines",
-    "cuda-libraries",
-    "link-with",
-    "nvcc-flags",
-    "cxx-flags",
-    "link-flags",
-    "rdc",
-    "optional",
+pub const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
+/// Keys of `[[tool.cudawheel.extension]]` (and of `shared-library`, which adds `destination`
+/// and has no `bindings`).
+pub const TARGET_KEYS: &[KeyDef] = &[
+    key("name", Ty::Str, "required", "Dotted module name (\"saxpy._core\", installed as saxpy/_core<EXT_SUFFIX>); for a shared library its name (\"calc\" -> libcalc.so)."),
+    key("sources", Ty::List, "required", "Globs relative to the project root: .cu go to nvcc, .c/.cc/.cpp/.cxx to the host compiler; a glob matching nothing is an error."),
+    key("include-dirs", Ty::List, "[]", "Extra -I folders inside the project."),
+    key("defines", Ty::List, "[]", "\"NAME\" or \"NAME=VALUE\" preprocessor definitions."),
+    key("cuda-libraries", Ty::List, "[]", "CUDA libraries to use (catalogue names or [tool.cudawheel.library.<name>]); cudart is always there."),
+    key("link-with", Ty::List, "[]", "shared-library targets of this project to link, found at run time through $ORIGIN."),
+    key("nvcc-flags", Ty::List, "[]", "Extra flags for nvcc."),
+    key("cxx-flags", Ty::List, "[]", "Extra flags for the host compiler."),
+    key("link-flags", Ty::List, "[]", "Extra flags for the link."),
+    key("rdc", Ty::Bool, "false", "Relocatable device code and a device-link step (nvcc -dlink), needed with static device libraries."),
+    key("optional", Ty::Bool, "false", "Skip this target with a warning when one of its cuda-libraries is not found."),
+    key("bindings", Ty::Choice(BINDINGS), "tool.cudawheel.bindings", "Binding library of this extension (extensions only)."),
+    key("destination", Ty::Str, "required", "Folder inside the wheel for the library (shared-library only)."),
 ];
-const LIBRARY_KEYS: &[&str] = &[
-    "headers",
-    "shared",
-    "static",
-    "search",
-    "pip-package",
-    "env-prefix",
+pub const LIBRARY_KEYS: &[KeyDef] = &[
+    key(
+        "headers",
+        Ty::List,
+        "[]",
+        "Header file names that must be found (e.g. [\"nvshmem.h\"]).",
+    ),
+    key(
+        "shared",
+        Ty::List,
+        "[]",
+        "Shared libraries to link by SONAME (e.g. [\"nvshmem_host\"]).",
+    ),
+    key(
+        "static",
+        Ty::List,
+        "[]",
+        "Static libraries (e.g. [\"nvshmem_device\"]).",
+    ),
+    key(
+        "search",
+        Ty::List,
+        "[]",
+        "Extra install prefixes or include/lib folders to try; {major} expands.",
+    ),
+    key(
+        "pip-package",
+        Ty::Str,
+        "none",
+        "The wheel that provides it at run time, e.g. \"nvidia-nvshmem-cu{major}\".",
+    ),
+    key(
+        "env-prefix",
+        Ty::Str,
+        "the upper-cased name",
+        "Prefix of its <PREFIX>_DIR / _INCLUDE_PATH / _LIBRARY_PATH / _LDFLAGS variables.",
+    ),
 ];
+
+/// The keys a target of `kind` (`extension` or `shared-library`) accepts.
+pub fn target_keys(kind: &str) -> impl Iterator<Item = &'static KeyDef> + '_ {
+    TARGET_KEYS.iter().filter(move |k| match k.name {
+        "bindings" => kind == "extension",
+        "destination" => kind == "shared-library",
+        _ => true,
+    })
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CudaChoice {
@@ -118,6 +217,32 @@ pub enum CudaDeps {
     None,
 }
 
+/// The binding library an extension is written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Bindings {
+    /// The CPython C API: nothing added.
+    #[default]
+    None,
+    Pybind11,
+    Nanobind,
+}
+
+const BINDING_CHOICES: &[(&str, Bindings)] = &[
+    ("none", Bindings::None),
+    ("pybind11", Bindings::Pybind11),
+    ("nanobind", Bindings::Nanobind),
+];
+
+impl Bindings {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bindings::None => "none",
+            Bindings::Pybind11 => "pybind11",
+            Bindings::Nanobind => "nanobind",
+        }
+    }
+}
+
 /// A value together with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sourced<T> {
@@ -141,6 +266,8 @@ pub struct TargetConfig {
     pub link_flags: Vec<String>,
     pub rdc: bool,
     pub optional: bool,
+    /// Only for extensions; `None`: the top-level `bindings`.
+    pub bindings: Option<Bindings>,
     /// Only for shared libraries.
     pub destination: Option<String>,
 }
@@ -177,6 +304,8 @@ pub struct ToolConfig {
     pub host_compiler: Option<Sourced<String>>,
     pub system_rpath: bool,
     pub verbose: bool,
+    /// Default binding library of the extensions (`tool.cudawheel.bindings`).
+    pub bindings: Sourced<Bindings>,
     pub extensions: Vec<TargetConfig>,
     pub shared_libraries: Vec<TargetConfig>,
     pub libraries: BTreeMap<String, LibraryConfig>,
@@ -339,7 +468,7 @@ impl Layered {
     fn build(table: &toml::Table, overrides: &Overrides) -> Result<Self, ConfigError> {
         for key in table.keys() {
             let known =
-                TOP_KEYS.iter().any(|(k, _)| k == key) || TABLE_KEYS.contains(&key.as_str());
+                TOP_KEYS.iter().any(|k| k.name == key) || TABLE_KEYS.contains(&key.as_str());
             if !known {
                 return Err(ConfigError::UnknownKey {
                     key: format!("tool.cudawheel.{key}"),
@@ -348,7 +477,7 @@ impl Layered {
                         key,
                         TOP_KEYS
                             .iter()
-                            .map(|(k, _)| *k)
+                            .map(|k| k.name)
                             .chain(TABLE_KEYS.iter().copied()),
                     )
                     .map(|s| format!("tool.cudawheel.{s}")),
@@ -359,21 +488,22 @@ impl Layered {
         let mut settings: BTreeMap<&'static str, (String, String)> = BTreeMap::new();
         for (name, value) in &overrides.settings {
             let bare = name.strip_prefix("cudawheel.").unwrap_or(name);
-            match TOP_KEYS.iter().find(|(k, _)| *k == bare) {
-                Some((k, _)) => {
-                    settings.insert(k, (name.clone(), value.clone()));
+            match TOP_KEYS.iter().find(|k| k.name == bare) {
+                Some(k) => {
+                    settings.insert(k.name, (name.clone(), value.clone()));
                 }
                 None => {
                     return Err(ConfigError::UnknownKey {
                         key: name.clone(),
                         origin: Origin::Setting(name.clone()),
-                        suggestion: suggest(bare, TOP_KEYS.iter().map(|(k, _)| *k)),
+                        suggestion: suggest(bare, TOP_KEYS.iter().map(|k| k.name)),
                     })
                 }
             }
         }
         let mut values = BTreeMap::new();
-        for &(key, kind) in TOP_KEYS {
+        for def in TOP_KEYS {
+            let (key, kind) = (def.name, def.ty.kind());
             let env_var = env_name(key);
             let value = if let Some((name, raw)) = settings.get(key) {
                 Some((coerce(raw, kind), Origin::Setting(name.clone())))
@@ -560,6 +690,17 @@ impl ToolConfig {
             .transpose()?
             .unwrap_or(false);
 
+        let bindings = match get("bindings") {
+            None => Sourced {
+                value: Bindings::None,
+                origin: Origin::Pyproject,
+            },
+            Some(f) => Sourced {
+                value: f.one_of(BINDING_CHOICES)?,
+                origin: f.origin.clone(),
+            },
+        };
+
         let extensions = parse_targets(table, "extension")?;
         let shared_libraries = parse_targets(table, "shared-library")?;
         let libraries = parse_libraries(table)?;
@@ -581,6 +722,7 @@ impl ToolConfig {
             host_compiler,
             system_rpath,
             verbose,
+            bindings,
             extensions,
             shared_libraries,
             libraries,
@@ -617,10 +759,7 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             }
             .wrong_type("a table"));
         };
-        let mut allowed: Vec<&str> = TARGET_KEYS.to_vec();
-        if kind == "shared-library" {
-            allowed.push("destination");
-        }
+        let allowed: Vec<&str> = target_keys(kind).map(|k| k.name).collect();
         for k in t.keys() {
             if !allowed.contains(&k.as_str()) {
                 return Err(ConfigError::UnknownKey {
@@ -661,6 +800,9 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             });
         }
         let destination = f("destination").map(|x| x.string()).transpose()?;
+        let bindings = f("bindings")
+            .map(|x| x.one_of(BINDING_CHOICES))
+            .transpose()?;
         targets.push(TargetConfig {
             key: key.clone(),
             name,
@@ -674,6 +816,7 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             link_flags: list("link-flags")?,
             rdc: flag("rdc")?,
             optional: flag("optional")?,
+            bindings,
             destination,
         });
     }
@@ -705,11 +848,11 @@ fn parse_libraries(table: &toml::Table) -> Result<BTreeMap<String, LibraryConfig
             .wrong_type("a table"));
         };
         for k in t.keys() {
-            if !LIBRARY_KEYS.contains(&k.as_str()) {
+            if !LIBRARY_KEYS.iter().any(|d| d.name == k) {
                 return Err(ConfigError::UnknownKey {
                     key: format!("{key}.{k}"),
                     origin: origin.clone(),
-                    suggestion: suggest(k, LIBRARY_KEYS.iter().copied())
+                    suggestion: suggest(k, LIBRARY_KEYS.iter().map(|d| d.name))
                         .map(|s| format!("{key}.{s}")),
                 });
             }

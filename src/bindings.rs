@@ -1,0 +1,247 @@
+//! Binding libraries: `bindings = "pybind11"` / `"nanobind"` (per extension, or the top-level
+//! default). Each adds a build requirement from PyPI (`get_requires_for_build_wheel`), and once
+//! the build environment is known, its include folders, sources and flags to the target — found
+//! on `sys.path` like NVIDIA's wheels (`<site>/pybind11/include`, `<site>/nanobind/...`), so no
+//! Python has to run. The flags follow each project's own CMake support:
+//!
+//! - pybind11: `-std=c++17`, `-fvisibility=hidden` (pybind11's `pybind11_add_module`).
+//! - nanobind (`nanobind_add_module`, static libnanobind, size-optimised release): its
+//!   `src/nb_combined.cpp` compiled into the extension, `include/` and
+//!   `ext/robin_map/include`, `-std=c++17 -fvisibility=hidden -fno-strict-aliasing
+//!   -ffunction-sections -fdata-sections`, `NB_COMPACT_ASSERTIONS`, link `-Wl,--gc-sections`.
+//!
+//! Paths of the build environment are mapped away (`-ffile-prefix-map`) so wheels stay
+//! reproducible across isolated build environments. The limited API is checked by the plan:
+//! pybind11 has none, nanobind's starts at Python 3.12.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{Bindings, ToolConfig};
+use crate::plan::{BuildPlan, Lang, Source};
+use crate::toolchain::ToolchainError;
+
+/// The requirement `get_requires_for_build_wheel` adds for a binding library.
+pub fn requirement(b: Bindings) -> Option<&'static str> {
+    match b {
+        Bindings::None => None,
+        // 2.12: the first with NumPy 2 support; 3.x works the same way here.
+        Bindings::Pybind11 => Some("pybind11>=2.12"),
+        // 2.0: the current `nb_combined.cpp` + robin_map layout of the wheel.
+        Bindings::Nanobind => Some("nanobind>=2.0"),
+    }
+}
+
+/// The binding libraries the extensions use, each once, in a stable order.
+pub fn used(tool: &ToolConfig) -> Vec<Bindings> {
+    let mut out: Vec<Bindings> = tool
+        .extensions
+        .iter()
+        .map(|e| e.bindings.unwrap_or(tool.bindings.value))
+        .filter(|b| *b != Bindings::None)
+        .collect();
+    out.sort_by_key(|b| b.name());
+    out.dedup();
+    out
+}
+
+/// The build requirements of the binding libraries in use.
+pub fn requirements(tool: &ToolConfig) -> Vec<String> {
+    used(tool)
+        .into_iter()
+        .filter_map(requirement)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A binding library found in the build environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// `<site>/pybind11` or `<site>/nanobind`.
+    pub root: PathBuf,
+    /// From the `.dist-info` next to it, when there is one.
+    pub version: Option<String>,
+}
+
+/// Files that prove a usable copy, relative to the package folder.
+fn markers(b: Bindings) -> &'static [&'static str] {
+    match b {
+        Bindings::None => &[],
+        Bindings::Pybind11 => &["include/pybind11/pybind11.h"],
+        Bindings::Nanobind => &[
+            "include/nanobind/nanobind.h",
+            "src/nb_combined.cpp",
+            "ext/robin_map/include/tsl/robin_map.h",
+        ],
+    }
+}
+
+fn dist_version(site: &Path, name: &str) -> Option<String> {
+    std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let stem = file.strip_suffix(".dist-info")?;
+        let (dist, version) = stem.split_once('-')?;
+        dist.eq_ignore_ascii_case(name).then(|| version.to_string())
+    })
+}
+
+/// The first `sys.path` entry holding the package with all its marker files.
+pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, ToolchainError> {
+    let name = b.name();
+    let mut probes = Vec::new();
+    for site in sys_path {
+        let root = site.join(name);
+        if !root.is_dir() {
+            continue;
+        }
+        match markers(b).iter().find(|m| !root.join(m).is_file()) {
+            Some(missing) => probes.push(format!("{}: no {missing}", root.display())),
+            None => {
+                return Ok(Found {
+                    version: dist_version(site, name),
+                    root,
+                })
+            }
+        }
+    }
+    if probes.is_empty() {
+        probes.push(format!(
+            "no `{name}` package in any of the {} sys.path entries",
+            sys_path.len()
+        ));
+    }
+    Err(ToolchainError::BindingsNotFound {
+        name: name.to_string(),
+        requirement: requirement(b).unwrap_or_default().to_string(),
+        probes,
+    })
+}
+
+/// Adds each extension's binding library (include folders, sources, flags) to the plan.
+pub fn apply(plan: &mut BuildPlan, sys_path: &[PathBuf]) -> Result<(), ToolchainError> {
+    for target in &mut plan.targets {
+        let b = target.bindings;
+        if b == Bindings::None {
+            continue;
+        }
+        let found = locate(b, sys_path)?;
+        let root = &found.root;
+        let prefix_map = format!("-ffile-prefix-map={}/={}/", root.display(), b.name());
+        let mut cxx: Vec<String> = vec![
+            "-std=c++17".into(),
+            "-fvisibility=hidden".into(),
+            prefix_map.clone(),
+        ];
+        let mut nvcc: Vec<String> = vec![
+            "-std=c++17".into(),
+            "-Xcompiler".into(),
+            "-fvisibility=hidden".into(),
+            "-Xcompiler".into(),
+            prefix_map.replace(',', "\\,"),
+        ];
+        let mut includes = vec![root.join("include")];
+        if b == Bindings::Nanobind {
+            includes.push(root.join("ext/robin_map/include"));
+            cxx.extend(
+                [
+                    "-fno-strict-aliasing",
+                    "-ffunction-sections",
+                    "-fdata-sections",
+                ]
+                .map(String::from),
+            );
+            nvcc.extend(["-Xcompiler".into(), "-fno-strict-aliasing".into()]);
+            target.defines.push("NB_COMPACT_ASSERTIONS".into());
+            target.link_flags.insert(0, "-Wl,--gc-sections".into());
+            target.sources.push(Source {
+                path: root.join("src/nb_combined.cpp"),
+                rel: PathBuf::from("_nanobind/nb_combined.cpp"),
+                lang: Lang::Cxx,
+            });
+        }
+        // The project's own flags come last, so they can override these.
+        cxx.append(&mut target.cxx_flags);
+        target.cxx_flags = cxx;
+        nvcc.append(&mut target.nvcc_flags);
+        target.nvcc_flags = nvcc;
+        for dir in includes {
+            if !target.include_dirs.contains(&dir) {
+                target.include_dirs.push(dir);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_site(dir: &Path, name: &str, version: &str) {
+        for m in markers(if name == "nanobind" {
+            Bindings::Nanobind
+        } else {
+            Bindings::Pybind11
+        }) {
+            let f = dir.join(name).join(m);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, "").unwrap();
+        }
+        std::fs::create_dir_all(dir.join(format!("{name}-{version}.dist-info"))).unwrap();
+    }
+
+    #[test]
+    fn locates_packages_on_sys_path_with_their_version() {
+        let empty = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        fake_site(site.path(), "nanobind", "2.9.2");
+        let path = vec![empty.path().to_path_buf(), site.path().to_path_buf()];
+        let found = locate(Bindings::Nanobind, &path).unwrap();
+        assert_eq!(found.root, site.path().join("nanobind"));
+        assert_eq!(found.version.as_deref(), Some("2.9.2"));
+        let err = locate(Bindings::Pybind11, &path).unwrap_err();
+        assert!(
+            matches!(&err, ToolchainError::BindingsNotFound { requirement, .. } if requirement == "pybind11>=2.12"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn requirements_follow_the_extensions() {
+        let doc: toml::Table = toml::from_str(
+            r#"
+            bindings = "pybind11"
+            [[extension]]
+            name = "a._x"
+            sources = ["x.cpp"]
+            [[extension]]
+            name = "a._y"
+            sources = ["y.cpp"]
+            bindings = "nanobind"
+            "#,
+        )
+        .unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert_eq!(
+            requirements(&tool),
+            vec!["nanobind>=2.0".to_string(), "pybind11>=2.12".to_string()]
+        );
+        let tool = ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
+        assert!(requirements(&tool).is_empty());
+    }
+
+    #[test]
+    fn bindings_in_a_shared_library_is_an_unknown_key() {
+        let doc: toml::Table = toml::from_str(
+            r#"
+            [[shared-library]]
+            name = "calc"
+            sources = ["x.cpp"]
+            destination = "p/lib"
+            bindings = "pybind11"
+            "#,
+        )
+        .unwrap();
+        let err = ToolConfig::parse(&doc, &Default::default()).unwrap_err();
+        assert!(err.to_string().contains("bindings"), "{err}");
+    }
+}

@@ -1,0 +1,298 @@
+//! `python -m cudawheel doctor [PROJECT]`: what discovery sees, as a report a user can read.
+//!
+//! Reuses the stages' own discovery (toolchain.rs, libraries.rs, pep517's resolution) so the
+//! report says exactly what a build would do: every nvcc candidate with where it comes from and
+//! its version, the CUDA major a build would use, the host compiler, each catalogue library
+//! (folder, SONAME, providing wheel and version, or why it was not found), and the wheel a
+//! build would make now (file name without the platform tag, `Requires-Dist`). Never fails:
+//! whatever cannot be found or parsed becomes a line of the report.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::bindings;
+use crate::catalog::CATALOG;
+use crate::config::{Config, ConfigError, Overrides, ToolConfig};
+use crate::libraries;
+use crate::pep517::{self, Request};
+use crate::python::PythonInfo;
+use crate::toolchain::{self, Nvcc, NvccOrigin, PIP_MAJOR};
+
+fn origin_text(n: &Nvcc) -> String {
+    match &n.origin {
+        NvccOrigin::System(label) => label.clone(),
+        NvccOrigin::Pip(site) => format!("NVIDIA wheel nvidia-cuda-nvcc in {}", site.display()),
+    }
+}
+
+/// The report. `source_tree` need not hold a pyproject.toml.
+pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) -> String {
+    let env = &overrides.env;
+    let mut out = String::new();
+    let w = &mut out;
+    let _ = writeln!(w, "cudawheel {} doctor", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        w,
+        "Python: {}.{} ({}, {}-{}), headers in {}",
+        python.version.0,
+        python.version.1,
+        python.implementation,
+        python.python_tag,
+        python.abi_tag,
+        python.include_dir.display()
+    );
+
+    // The project, if there is one; otherwise defaults (plus -C / CUDAWHEEL_* overrides).
+    let has_pyproject = source_tree.join("pyproject.toml").is_file();
+    let mut config: Option<Config> = None;
+    let tool = if has_pyproject {
+        match Config::load(source_tree, overrides) {
+            Ok(c) => {
+                let _ = writeln!(
+                    w,
+                    "Project: {} {} ({})",
+                    c.project.name,
+                    c.project.version,
+                    c.root.join("pyproject.toml").display()
+                );
+                let t = c.tool.clone();
+                config = Some(c);
+                Ok(t)
+            }
+            Err(e) => {
+                let _ = writeln!(
+                    w,
+                    "Project: {} cannot be read:",
+                    source_tree.join("pyproject.toml").display()
+                );
+                let _ = writeln!(w, "{}", indent(&crate::render(&e.into())));
+                default_tool(overrides)
+            }
+        }
+    } else {
+        let _ = writeln!(
+            w,
+            "Project: none ({} has no pyproject.toml); showing discovery with default settings",
+            source_tree.display()
+        );
+        default_tool(overrides)
+    };
+    let tool = match tool {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(w, "{}", indent(&crate::render(&e.into())));
+            return out;
+        }
+    };
+
+    // nvcc candidates in discovery order, then the choice.
+    let _ = writeln!(w, "\nnvcc candidates (in the order discovery tries them):");
+    for c in toolchain::nvcc_candidates(env, python) {
+        let status = match &c.probe {
+            None => "not found".to_string(),
+            Some(Ok(n)) => format!("CUDA {}", n.full_version),
+            Some(Err(e)) => format!("broken: {e}"),
+        };
+        let _ = writeln!(w, "  {:<22} {} : {status}", c.label, c.path.display());
+    }
+    let nvcc: Option<Nvcc> = match toolchain::choose_nvcc(&tool, env, python) {
+        Ok(Some(n)) => {
+            let _ = writeln!(
+                w,
+                "A build would use: CUDA {} — nvcc {} ({}: {})",
+                n.major,
+                n.full_version,
+                origin_text(&n),
+                n.path.display()
+            );
+            Some(n)
+        }
+        Ok(None) => {
+            let _ = writeln!(
+                w,
+                "A build would use: CUDA {PIP_MAJOR} from PyPI — not installed here; with build \
+                 isolation the frontend installs what `requires` lists below"
+            );
+            None
+        }
+        Err(e) => {
+            let _ = writeln!(w, "A build would use: nothing that fits:");
+            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
+            None
+        }
+    };
+    match toolchain::build_requirements(&tool, env, python) {
+        Ok(reqs) if reqs.is_empty() => {
+            let _ = writeln!(w, "Build requirements (isolated builds): none");
+        }
+        Ok(reqs) => {
+            let _ = writeln!(w, "Build requirements (isolated builds):");
+            for r in reqs {
+                let _ = writeln!(w, "  {r}");
+            }
+        }
+        Err(_) => {}
+    }
+
+    // Host compiler.
+    match toolchain::host_compiler(&tool, env) {
+        Ok(h) => {
+            let from = tool
+                .host_compiler
+                .as_ref()
+                .map_or("the default `c++`".to_string(), |s| s.origin.to_string());
+            let version = toolchain::compiler_version(&h.path)
+                .unwrap_or_else(|| "version unknown".to_string());
+            let _ = writeln!(
+                w,
+                "Host compiler: {} ({version}; from {from})",
+                h.path.display()
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(w, "Host compiler: not found");
+            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
+        }
+    }
+
+    // Binding libraries the project asks for.
+    if let Some(c) = &config {
+        for kind in bindings::used(&c.tool) {
+            match bindings::locate(kind, &python.sys_path) {
+                Ok(found) => {
+                    let _ = writeln!(
+                        w,
+                        "Bindings {}: {} {} in {}",
+                        kind.name(),
+                        kind.name(),
+                        found.version.as_deref().unwrap_or("(version unknown)"),
+                        found.root.display()
+                    );
+                }
+                Err(e) => {
+                    let _ = writeln!(w, "Bindings {}: not found ({e})", kind.name());
+                }
+            }
+        }
+    }
+
+    // Catalogue libraries, for the major a build would use.
+    let major = nvcc.as_ref().map_or(PIP_MAJOR, |n| n.major);
+    let probe_nvcc = nvcc.clone().unwrap_or_else(|| placeholder_nvcc(major));
+    let _ = writeln!(w, "\nCUDA {major} libraries (catalogue):");
+    let sys_path = &python.sys_path;
+    for entry in CATALOG {
+        let Ok(spec) = libraries::spec_for(entry.name, major, &tool, "doctor") else {
+            continue;
+        };
+        match libraries::find(&spec, major, &probe_nvcc, env, sys_path, false) {
+            Ok(found) => {
+                let folder = found
+                    .shared
+                    .first()
+                    .and_then(|s| s.path.parent().map(Path::to_path_buf))
+                    .or_else(|| found.include_dirs.first().cloned())
+                    .unwrap_or_default();
+                let sonames: Vec<&str> = found.shared.iter().map(|s| s.soname.as_str()).collect();
+                let provider = match &found.provider {
+                    Some(p) => format!("provided by {} {}.{}", p.dist, p.floor.0, p.floor.1),
+                    None if sonames.is_empty() => "headers only".to_string(),
+                    None => "no providing wheel known".to_string(),
+                };
+                let _ = writeln!(
+                    w,
+                    "  {:<10} {} [{}] {provider} (found in {})",
+                    entry.name,
+                    folder.display(),
+                    if sonames.is_empty() {
+                        "-".to_string()
+                    } else {
+                        sonames.join(", ")
+                    },
+                    found.found_in
+                );
+            }
+            Err(_) => {
+                let _ = writeln!(
+                    w,
+                    "  {:<10} not found (set {p}_DIR, or {p}_INCLUDE_PATH and {p}_LIBRARY_PATH; \
+                     with build isolation its wheel {} is installed when a target uses it)",
+                    entry.name,
+                    spec.pip_package.as_deref().unwrap_or("(none)"),
+                    p = spec.env_prefix
+                );
+            }
+        }
+    }
+
+    // The wheel a build would make now.
+    let _ = writeln!(w);
+    match (&config, has_pyproject) {
+        (_, false) => {
+            let _ = writeln!(w, "Wheel: no project here; run `python -m cudawheel doctor PROJECT` in or on a folder with pyproject.toml");
+        }
+        (None, true) => {
+            let _ = writeln!(
+                w,
+                "Wheel: cannot tell until pyproject.toml is fixed (above)"
+            );
+        }
+        (Some(_), true) => {
+            let req = Request {
+                source_tree,
+                overrides,
+                python,
+            };
+            match pep517::preview_wheel(&req) {
+                Ok(p) => {
+                    let _ = writeln!(
+                        w,
+                        "Wheel: {}-<platform>.whl (the platform tag comes from the linked ELF files)",
+                        p.file_prefix
+                    );
+                    if p.requires.is_empty() {
+                        let _ = writeln!(w, "  Requires-Dist: none");
+                    }
+                    for r in p.requires {
+                        let _ = writeln!(w, "  Requires-Dist: {r}");
+                    }
+                }
+                Err(e) => {
+                    let _ = writeln!(w, "Wheel: a build now would fail:");
+                    let _ = writeln!(w, "{}", indent(&crate::render(&e)));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn default_tool(overrides: &Overrides) -> Result<ToolConfig, ConfigError> {
+    ToolConfig::parse(&toml::Table::new(), overrides)
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("    {l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Library discovery wants a toolkit; without one, a root that holds nothing.
+fn placeholder_nvcc(major: u32) -> Nvcc {
+    Nvcc {
+        path: PathBuf::from("/nonexistent/nvcc"),
+        root: PathBuf::from("/nonexistent"),
+        major,
+        minor: 0,
+        full_version: format!("{major}.0"),
+        origin: NvccOrigin::System("none".into()),
+        archs: Vec::new(),
+    }
+}
