@@ -58,6 +58,8 @@ def saxpy(tmp_path) -> Path:
 def test_no_op_rebuild_runs_nothing_and_changes_rebuild_only_what_they_touch(backend_python, cu13_home, saxpy):
     wheel, log = build(backend_python, saxpy, cu13_home)
     assert steps(log) == (3, 0)
+    # Quiet by default: a line per finished step and the summary, no commands.
+    assert "$ " not in log and len(log.strip().splitlines()) <= 8, log
     first = sha(wheel)
 
     # Nothing changed: no compile, no link, the same wheel.

@@ -109,13 +109,13 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("python-source", Ty::Str, "\".\"", "Folder that holds the pure-Python packages."),
     key("packages", Ty::ListOrStr, "inferred", "Import packages to ship (folders under python-source); inferred from the extensions' top-level names."),
     key("py-limited-api", Ty::Pattern("^cp3[0-9]+$"), "none", "e.g. \"cp39\": build against the stable ABI, tag cp39-abi3 (nanobind needs \"cp312\" or newer; pybind11 cannot)."),
-    key("build-dir", Ty::Str, "\"build/cudawheel\"", "Where objects and caches persist between builds."),
-    key("jobs", Ty::PositiveInt, "number of CPUs", "Parallel compile jobs."),
-    key("compiler-launcher", Ty::Str, "none", "A compiler wrapper such as \"sccache\" or \"ccache\" put in front of every compile."),
+    key("build-dir", Ty::Str, "\"build/cudawheel\"", "Where objects, links and their records persist between builds: a step is reused only when its command, the toolchain, every file it read and its output are unchanged."),
+    key("jobs", Ty::PositiveInt, "number of CPUs", "Parallel compile and link steps (under `make -jN`, make's jobserver limits them further)."),
+    key("compiler-launcher", Ty::Str, "none", "A compiler wrapper such as \"sccache\" or \"ccache\" put in front of every compile (sccache up to 0.18 cannot wrap nvcc >= 13.3: nvcc then runs directly, with a warning)."),
     key("host-compiler", Ty::Str, "CUDAHOSTCXX, else CXX, else c++", "The C++ compiler nvcc uses (-ccbin) and that compiles .c/.cpp; extra words are passed to it."),
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
     key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added)."),
-    key("verbose", Ty::Bool, "false", "Print every compiler command."),
+    key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
 pub const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
