@@ -31,7 +31,7 @@ ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=comput
               "-gencode", "arch=compute_90,code=compute_90"]
 JOBS = 2
 # Instantiations per file: unequal on purpose, so the order of compiles matters.
-WEIGHTS = [12, 4, 6, 10, 4, 12, 6, 4]
+WEIGHTS = [24, 9, 12, 21, 9, 24, 12, 9]
 
 
 def log(msg: str) -> None:
@@ -89,25 +89,28 @@ __global__ void matmul_kernel(const T *a, const T *b, T *c, int n) {
 }
 """
 
-SHAPES = [("float", 128, 4), ("float", 256, 8), ("double", 256, 4), ("int", 512, 8),
-          ("float", 512, 4), ("double", 128, 8)]
-TILES = [("float", 16), ("double", 16), ("float", 32), ("double", 8)]
+# Distinct template instantiations (identical ones would be compiled once per file).
+SHAPES = [(t, b, i) for t in ("float", "double", "int", "unsigned") for b in (64, 128, 256, 512)
+          for i in (1, 2, 4, 8)]
+TILES = [(t, tile) for t in ("float", "double", "int", "unsigned") for tile in (8, 16, 32)]
 
 
 def cu_source(index: int, weight: int) -> str:
     lines = ["#ifndef BENCH_EDIT\n#define BENCH_EDIT 0\n#endif", KERNELS,
              f'extern "C" int bench_k{index}(int n) {{',
-             "  float *f; double *d; int *i;",
-             "  cudaMalloc(&f, n * sizeof(float) * 3); cudaMalloc(&d, n * sizeof(double) * 3); cudaMalloc(&i, n * sizeof(int) * 3);"]
-    ptr = {"float": "f", "double": "d", "int": "i"}
+             "  float *f; double *d; int *i; unsigned *u;",
+             "  cudaMalloc(&f, n * sizeof(float) * 3); cudaMalloc(&d, n * sizeof(double) * 3);",
+             "  cudaMalloc(&i, n * sizeof(int) * 3); cudaMalloc(&u, n * sizeof(unsigned) * 3);"]
+    ptr = {"float": "f", "double": "d", "int": "i", "unsigned": "u"}
+    offset = sum(WEIGHTS[:index])
     for k in range(weight):
-        t, b, items = SHAPES[(index + k) % len(SHAPES)]
+        t, b, items = SHAPES[(offset + k) % len(SHAPES)]
         lines.append(f"  reduce_kernel<{t}, {b}, {items}><<<8, {b}>>>({ptr[t]}, {ptr[t]} + n, n);")
-        tt, tile = TILES[(index + k) % len(TILES)]
+        tt, tile = TILES[(offset + k) % len(TILES)]
         p = ptr[tt]
         lines.append(f"  matmul_kernel<{tt}, {tile}><<<dim3(4, 4), dim3({tile}, {tile})>>>({p}, {p} + n, {p} + 2 * n, 32);")
     lines += ["  int err = (int)cudaDeviceSynchronize();",
-              "  cudaFree(f); cudaFree(d); cudaFree(i);", "  return err;", "}"]
+              "  cudaFree(f); cudaFree(d); cudaFree(i); cudaFree(u);", "  return err;", "}"]
     return "\n".join(lines) + "\n"
 
 
