@@ -347,7 +347,8 @@ def main() -> None:
     log(f"compile times: " + ", ".join(f"{k} {v:.1f}s" for k, v in durations.items()))
 
     m: dict[str, list[float]] = {k: [] for k in (
-        "raw", "cold", "skbuild", "floor", "noop", "raw_one", "touched", "sccache_cold", "sccache_warm")}
+        "raw", "cold", "skbuild", "floor", "noop", "raw_one", "touched", "touched_cli", "sccache_cold",
+        "sccache_warm")}
     for rep in range(args.runs):
         log(f"run {rep + 1}/{args.runs}")
         m["raw"].append(raw_build(ctx, raw_src, order))
@@ -365,6 +366,11 @@ def main() -> None:
             src.write_text(f"#define BENCH_EDIT {rep + 1}\n" + body)
         m["raw_one"].append(raw_one(ctx, raw_src, touched))
         m["touched"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+        # The same edit again, built by the backend's own CLI (no pip around it).
+        src = cw / f"csrc/{touched}.cu"
+        src.write_text(f"#define BENCH_EDIT {rep + 100}\n" + src.read_text().split("\n", 1)[1])
+        m["touched_cli"].append(run([ctx["py"], "-m", "cudawheel", "wheel", cw, "-o", WORK / "out-cli"],
+                                    env=ctx["env"]))
         subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True)
         m["sccache_cold"].append(sccache_build(ctx, redis_url, "a"))
         m["sccache_warm"].append(sccache_build(ctx, redis_url, "b"))
@@ -389,7 +395,10 @@ def main() -> None:
          med["raw"], 1.05),
         ("cold, vs scikit-build-core (CMake + ninja -j2)", med["cold"], "scikit-build-core cold", med["skbuild"], 0.85),
         ("no-op rebuild", med["noop"], "`pip wheel` of an empty flit_core project", med["floor"], 1.10),
-        (f"one .cu edited ({touched}.cu)", med["touched"], f"raw compile of {touched}.cu + link", med["raw_one"], 1.10),
+        (f"one .cu edited ({touched}.cu), `pip wheel`", med["touched"], f"raw compile of {touched}.cu + link",
+         med["raw_one"], 1.10),
+        (f"one .cu edited, `python -m cudawheel wheel`", med["touched_cli"], f"raw compile of {touched}.cu + link",
+         med["raw_one"], 1.10),
         ("second clean build, warm sccache (Redis)", med["sccache_warm"], "first clean build, cold sccache",
          med["sccache_cold"], 0.20),
     ]
