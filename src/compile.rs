@@ -46,7 +46,9 @@ impl Hint for CompileError {
                 "the compiler's own message is above; fix the source or the flags in `[tool.cudawheel]`".into(),
             ],
             CompileError::BuildDir { .. } => vec!["choose a writable `build-dir`".into()],
-            CompileError::Spawn { .. } => Vec::new(),
+            CompileError::Spawn { .. } => vec![
+                "check that the program exists and may be executed, or fix `host-compiler` / `compiler-launcher`".into(),
+            ],
         }
     }
 }

@@ -78,7 +78,9 @@ impl Hint for ToolchainError {
             ToolchainError::UnknownLibrary { name, .. } => vec![format!(
                 "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
             )],
-            ToolchainError::NvccBroken { .. } => Vec::new(),
+            ToolchainError::NvccBroken { .. } => vec![
+                "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
+            ],
         }
     }
 }

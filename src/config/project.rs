@@ -331,11 +331,20 @@ fn validate_entry_points(
 /// Reads a file named by `key`, refusing paths that leave the project.
 fn read_project_file(root: &Path, rel: &str, key: &str) -> Result<String, ConfigError> {
     let path = super::inside_project(root, rel, key)?;
-    std::fs::read_to_string(&path).map_err(|source| ConfigError::ReadFile {
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::ReadFile {
         key: key.into(),
-        path,
+        path: path.clone(),
         source,
-    })
+    })?;
+    // A symlink inside the project may still point outside it (the sdist would not hold it).
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if !std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root)) {
+        return Err(ConfigError::OutsideProject {
+            key: key.into(),
+            path: rel.into(),
+        });
+    }
+    Ok(text)
 }
 
 fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
