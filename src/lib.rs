@@ -23,6 +23,8 @@ pub mod compile;
 pub mod config;
 pub mod elf;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod import_helper;
 pub mod libraries;
 pub mod link;
