@@ -31,6 +31,10 @@ pub enum CompileError {
         #[source]
         source: std::io::Error,
     },
+    /// nvcc runs its internal steps through `/bin/sh`, wrapping each argument in double quotes:
+    /// `$`, backquotes and backslashes in an argument would be expanded (or run) by that shell.
+    #[error("{what}: the argument {} holds {ch:?}, which nvcc would hand to /bin/sh unescaped (nvcc runs its internal steps through a shell)", quote(arg))]
+    NvccShellUnsafe { what: String, arg: String, ch: char },
     #[error("Cannot create the build folder {}", path.display())]
     BuildDir {
         path: PathBuf,
@@ -46,6 +50,10 @@ impl Hint for CompileError {
                 "the compiler's own message is above; fix the source or the flags in `[tool.cudawheel]`".into(),
             ],
             CompileError::BuildDir { .. } => vec!["choose a writable `build-dir`".into()],
+            CompileError::NvccShellUnsafe { .. } => vec![
+                "keep `$`, backquotes and backslashes out of what reaches nvcc: `defines`, `nvcc-flags`, `include-dirs`, the host compiler's path and the project's own folder path".into(),
+                "a string value with such characters can be defined in a header instead of with `defines`".into(),
+            ],
             CompileError::Spawn { .. } => vec![
                 "check that the program exists and may be executed, or fix `host-compiler` / `compiler-launcher`".into(),
             ],
@@ -301,9 +309,41 @@ fn describe_status(status: ExitStatus) -> String {
     }
 }
 
+/// Characters that nvcc's internal shell would interpret inside its double quotes.
+const NVCC_SHELL_UNSAFE: &[char] = &['$', '`', '\\'];
+
+/// Refuses an nvcc job with an argument its internal `/bin/sh` would change or run (see
+/// `CompileError::NvccShellUnsafe`); the host compiler and the linker are run directly and take
+/// any argument.
+pub fn check_nvcc_args(job: &Job) -> Result<(), CompileError> {
+    let is_nvcc = |p: &Path| p.file_name().is_some_and(|n| n == "nvcc");
+    let nvcc_at = if is_nvcc(&job.program) {
+        0
+    } else if job.args.first().is_some_and(|a| is_nvcc(Path::new(a))) {
+        1 // behind a compiler launcher
+    } else {
+        return Ok(());
+    };
+    let words = std::iter::once(job.program.to_string_lossy().into_owned())
+        .chain(job.args.iter().cloned())
+        .skip(nvcc_at);
+    for arg in words {
+        if let Some(ch) = arg.chars().find(|c| NVCC_SHELL_UNSAFE.contains(c)) {
+            return Err(CompileError::NvccShellUnsafe {
+                what: job.label.clone(),
+                arg,
+                ch,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Runs `jobs` on `workers` threads. Stops taking new jobs after the first failure and
-/// reports it (the earliest in the list when several fail).
+/// reports it (the earliest in the list when several fail). Checks every job's arguments
+/// before it starts any.
 pub fn run_all(jobs: &[Job], workers: usize, verbose: bool) -> Result<(), CompileError> {
+    jobs.iter().try_for_each(check_nvcc_args)?;
     let total = jobs.len();
     let queue = Mutex::new(jobs.iter().enumerate().collect::<VecDeque<_>>());
     let failures: Mutex<Vec<(usize, CompileError)>> = Mutex::new(Vec::new());
@@ -359,6 +399,28 @@ pub fn run_all(jobs: &[Job], workers: usize, verbose: bool) -> Result<(), Compil
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvcc_arguments_its_shell_would_expand_are_refused() {
+        let job = |program: &str, args: &[&str]| Job {
+            program: program.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            output: "x.o".into(),
+            label: "nvcc x.cu".into(),
+        };
+        let safe = ["-DMSG=\"a b 'q' ;|&*\"", "/my proj/ü/x.cu"];
+        check_nvcc_args(&job("/cuda/bin/nvcc", &safe)).unwrap();
+        for bad in ["-DX=$HOME", "-DX=`id`", "-DX=a\\b"] {
+            let e = check_nvcc_args(&job("/cuda/bin/nvcc", &["-c", bad])).unwrap_err();
+            assert!(e.to_string().contains("nvcc would hand to /bin/sh"), "{e}");
+            let e = check_nvcc_args(&job("/usr/bin/ccache", &["/cuda/bin/nvcc", bad])).unwrap_err();
+            assert!(matches!(e, CompileError::NvccShellUnsafe { .. }), "{e}");
+        }
+        let e = check_nvcc_args(&job("/a $b/nvcc", &[])).unwrap_err();
+        assert!(e.to_string().contains("'/a $b/nvcc'"), "{e}");
+        // The host compiler runs without a shell: anything goes.
+        check_nvcc_args(&job("/usr/bin/g++", &["-DX=$HOME`id`\\"])).unwrap();
+    }
 
     #[test]
     fn commands_display_shell_quoted() {
