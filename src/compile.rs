@@ -122,6 +122,14 @@ impl Job {
     }
 }
 
+/// A value for nvcc's `-Xcompiler`: nvcc splits it on unescaped commas and pastes each piece
+/// unquoted into the command line it gives `/bin/sh`, so a path with a space would split there.
+/// Shell-quoted (plain words stay bare) and with commas escaped, it reaches the host compiler as
+/// one argument.
+fn xcompiler(value: &str) -> String {
+    quote(value).replace(',', "\\,")
+}
+
 /// `-DPy_LIMITED_API=0x03090000` for `cp39`.
 pub fn limited_api_define(minor: u32) -> String {
     format!("-DPy_LIMITED_API=0x03{minor:02X}0000")
@@ -181,11 +189,10 @@ pub fn compile_jobs(
                     let mut args: Vec<String> = io.to_vec();
                     args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
                     for a in &tc.host.args {
-                        args.extend(["-Xcompiler".into(), a.clone()]);
+                        args.extend(["-Xcompiler".into(), xcompiler(a)]);
                     }
                     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
-                    // nvcc splits -Xcompiler values on commas.
-                    args.extend(["-Xcompiler".into(), prefix_map.replace(',', "\\,")]);
+                    args.extend(["-Xcompiler".into(), xcompiler(&prefix_map)]);
                     // Temporary files named after the object, not nvcc's process id (which
                     // otherwise lands in the symbol table), and a module id (used in internal
                     // symbol names) from the project-relative path rather than the absolute one.
@@ -328,7 +335,12 @@ pub fn check_nvcc_args(job: &Job) -> Result<(), CompileError> {
         .chain(job.args.iter().cloned())
         .skip(nvcc_at);
     for arg in words {
-        if let Some(ch) = arg.chars().find(|c| NVCC_SHELL_UNSAFE.contains(c)) {
+        // `\,` is nvcc's own escape inside -Xcompiler values; it never reaches the shell.
+        if let Some(ch) = arg
+            .replace("\\,", ",")
+            .chars()
+            .find(|c| NVCC_SHELL_UNSAFE.contains(c))
+        {
             return Err(CompileError::NvccShellUnsafe {
                 what: job.label.clone(),
                 arg,
@@ -408,7 +420,11 @@ mod tests {
             output: "x.o".into(),
             label: "nvcc x.cu".into(),
         };
-        let safe = ["-DMSG=\"a b 'q' ;|&*\"", "/my proj/ü/x.cu"];
+        let safe = [
+            "-DMSG=\"a b 'q' ;|&*\"",
+            "/my proj/ü/x.cu",
+            "-ffile-prefix-map=/a\\,b/=",
+        ];
         check_nvcc_args(&job("/cuda/bin/nvcc", &safe)).unwrap();
         for bad in ["-DX=$HOME", "-DX=`id`", "-DX=a\\b"] {
             let e = check_nvcc_args(&job("/cuda/bin/nvcc", &["-c", bad])).unwrap_err();
@@ -420,6 +436,16 @@ mod tests {
         assert!(e.to_string().contains("'/a $b/nvcc'"), "{e}");
         // The host compiler runs without a shell: anything goes.
         check_nvcc_args(&job("/usr/bin/g++", &["-DX=$HOME`id`\\"])).unwrap();
+    }
+
+    #[test]
+    fn xcompiler_values_survive_nvccs_shell() {
+        assert_eq!(xcompiler("-fPIC"), "-fPIC");
+        // shlex picks double quotes around a single quote; nvcc turns `\,` back into `,`.
+        assert_eq!(
+            xcompiler("-ffile-prefix-map=/my proj/='q',x/="),
+            r#""-ffile-prefix-map=/my proj/='q'\,x/=""#
+        );
     }
 
     #[test]
