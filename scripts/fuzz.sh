@@ -4,12 +4,14 @@
 #
 #   bash scripts/fuzz.sh [SECONDS] [TARGET ...]    # default: 600 s each, targets config and elf
 #
-# Each target runs on fuzz/corpus/<target> (kept in the repo, minimised) plus the hand-made
-# seeds in fuzz/seeds/<target> (examples' pyproject files; small real ELF files), under nice.
-# New interesting inputs land in the corpus, which is minimised again at the end (`cargo fuzz
-# cmin`). A crash stops the run and leaves its input in fuzz/artifacts/<target>/; copy it to
-# tests/fuzz-regressions/<target>/ and the regression test (tests/fuzz_regressions.rs) replays
-# it. The last lines of each run (executions, coverage) go to fuzz/logs/<target>.log.
+# Each target runs on its corpus plus the hand-made seeds in fuzz/seeds/<target> (the examples'
+# pyproject files; small real ELF files), single-threaded under nice. The corpus is kept in the
+# repo minimised (`cargo fuzz cmin`) and packed as fuzz/corpus/<target>.tar.gz (ELF inputs are
+# mostly zeros: packed they stay far below 2 MB); it is unpacked into fuzz/corpus/<target>/
+# (ignored by git) before a run and packed again, deterministically, after it.
+# A crash stops that target's run and leaves the input in fuzz/artifacts/<target>/: copy it to
+# tests/fuzz-regressions/<target>/ and `cargo test` (tests/fuzz_regressions.rs) replays it.
+# Executions and coverage go to fuzz/logs/<target>.log (full output: <target>.full.log.gz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-600}
@@ -18,22 +20,32 @@ TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config elf)
 mkdir -p fuzz/logs
 for t in "${TARGETS[@]}"; do
-  mkdir -p "fuzz/corpus/$t"
+  corpus=fuzz/corpus/$t
+  if [ ! -d "$corpus" ] && [ -f "$corpus.tar.gz" ]; then
+    mkdir -p "$corpus" && tar -xzf "$corpus.tar.gz" -C "$corpus"
+  fi
+  mkdir -p "$corpus"
   case $t in
     config) maxlen=4096 ;;
     elf) maxlen=16384 ;;
     *) maxlen=4096 ;;
   esac
   echo "=== fuzz $t for ${SECS}s" >&2
-  nice -n 15 cargo +nightly fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" "fuzz/seeds/$t" -- \
+  nice -n 15 cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" "fuzz/seeds/$t" -- \
     -max_total_time="$SECS" -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 2>&1 | tee "fuzz/logs/$t.full.log" | grep -E '^#[0-9]+ +(INITED|DONE|pulse)|^Done|^stat::|SUMMARY|panicked|ERROR' >&2 || true
-  grep -E '^(#[0-9]+ +DONE|Done|stat::)|panicked|SUMMARY' "fuzz/logs/$t.full.log" > "fuzz/logs/$t.log" || true
-  rm -f "fuzz/logs/$t.full.log.gz"; gzip -f "fuzz/logs/$t.full.log"
-  if grep -q 'panicked\|SUMMARY' "fuzz/logs/$t.log"; then
+    -print_final_stats=1 > "fuzz/logs/$t.full.log" 2>&1 || true
+  grep -E '^(#[0-9]+ +(INITED|DONE)|Done|stat::)|panicked at|SUMMARY|^artifact_prefix|Test unit written' \
+    "fuzz/logs/$t.full.log" > "fuzz/logs/$t.log" || true
+  grep -E '^#[0-9]+ ' "fuzz/logs/$t.full.log" | tail -1 >> "fuzz/logs/$t.log" || true
+  gzip -f "fuzz/logs/$t.full.log"
+  cat "fuzz/logs/$t.log" >&2
+  if grep -q 'SUMMARY' "fuzz/logs/$t.log"; then
     echo "!!! $t found a crash; inputs in fuzz/artifacts/$t/" >&2
   fi
   echo "=== minimise corpus of $t" >&2
-  nice -n 15 cargo +nightly fuzz cmin --fuzz-dir fuzz "$t" "fuzz/corpus/$t" -- -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 >/dev/null 2>&1
-  echo "    $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sh "fuzz/corpus/$t" | cut -f1)" >&2
+  nice -n 15 cargo +nightly fuzz cmin --fuzz-dir fuzz "$t" "$corpus" -- -max_len="$maxlen" \
+    -rss_limit_mb=2048 -timeout=10 > "fuzz/logs/$t.cmin.log" 2>&1
+  (cd "$corpus" && find . -type f -printf '%P\n' | LC_ALL=C sort |
+    tar --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - -T - | gzip -n9) > "$corpus.tar.gz"
+  echo "    $(ls "$corpus" | wc -l) files, $(du -sb "$corpus" | cut -f1) bytes, packed $(stat -c %s "$corpus.tar.gz") bytes" >&2
 done

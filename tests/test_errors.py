@@ -318,6 +318,12 @@ STATIC_CASES = [
     # [project]
     ("bad-extra-name", dict(project_extra='optional-dependencies = { "bad extra!" = ["numpy"] }'), [], {},
      ["`project.optional-dependencies.bad extra!`", "not a valid extra name"]),
+    # pep508_rs 0.9 panicked on these (found by the config fuzzer): now plain errors
+    ("dependency-name-ends-with-dot", dict(project_extra='dependencies = ["numpy.*"]'), [], {},
+     ['`project.dependencies` (from pyproject.toml) has an invalid value "numpy.*"',
+      'the package name "numpy." must end with a letter or digit']),
+    ("extra-name-ends-with-dash", dict(project_extra='optional-dependencies = { test = ["pytest[cov-] >=7"] }'), [], {},
+     ['`project.optional-dependencies.test`', 'the extra name "cov-" must end with a letter or digit']),
     ("bad-extra-requirement", dict(project_extra='optional-dependencies = { test = ["pytest >=<"] }'), [], {},
      ["`project.optional-dependencies.test`"]),
     ("bad-gui-script", dict(project_extra='gui-scripts = { demo = "demo:main:extra" }'), [], {},
