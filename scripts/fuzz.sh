@@ -34,9 +34,9 @@ for t in "${TARGETS[@]}"; do
   nice -n 15 cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" "fuzz/seeds/$t" -- \
     -max_total_time="$SECS" -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 \
     -print_final_stats=1 > "fuzz/logs/$t.full.log" 2>&1 || true
-  grep -E '^(#[0-9]+ +(INITED|DONE)|Done|stat::)|panicked at|SUMMARY|^artifact_prefix|Test unit written' \
+  grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|Done|stat::)|panicked at|SUMMARY|^artifact_prefix|Test unit written' \
     "fuzz/logs/$t.full.log" > "fuzz/logs/$t.log" || true
-  grep -E '^#[0-9]+ ' "fuzz/logs/$t.full.log" | tail -1 >> "fuzz/logs/$t.log" || true
+  grep -E '^#[0-9]+[[:space:]]' "fuzz/logs/$t.full.log" | tail -1 >> "fuzz/logs/$t.log" || true
   gzip -f "fuzz/logs/$t.full.log"
   cat "fuzz/logs/$t.log" >&2
   if grep -q 'SUMMARY' "fuzz/logs/$t.log"; then

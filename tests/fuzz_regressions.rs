@@ -44,3 +44,34 @@ fn elf_inputs_never_panic() {
     let (accepted, total) = replay("elf", cudawheel::fuzz_entry::elf);
     assert!(accepted >= 5, "{accepted} of {total}");
 }
+
+/// Every input of a packed corpus (fuzz/corpus/<target>.tar.gz) through the target's code.
+fn replay_corpus(target: &str, run: fn(&[u8]) -> bool) -> usize {
+    use std::io::Read;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(format!("{target}.tar.gz"));
+    let file = std::fs::File::open(&path).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut n = 0;
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().display().to_string();
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        std::panic::catch_unwind(|| run(&data))
+            .unwrap_or_else(|_| panic!("{target} corpus input {name} panics"));
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn config_corpus_never_panics() {
+    assert!(replay_corpus("config", cudawheel::fuzz_entry::config) > 100);
+}
+
+#[test]
+fn elf_corpus_never_panics() {
+    assert!(replay_corpus("elf", cudawheel::fuzz_entry::elf) > 100);
+}
