@@ -37,7 +37,7 @@ impl Hint for ArchiveError {
             ArchiveError::Io { .. } | ArchiveError::Zip { .. } => {
                 vec!["check that the output folder exists, is writable and has free space".into()]
             }
-            ArchiveError::Read { .. } => Vec::new(),
+            ArchiveError::Read { .. } => vec!["check that the file exists and is readable".into()],
         }
     }
 }

@@ -28,6 +28,10 @@ pub enum CompileError {
         #[source]
         source: std::io::Error,
     },
+    /// nvcc runs its internal steps through `/bin/sh`, wrapping each argument in double quotes:
+    /// `$`, backquotes and backslashes in an argument would be expanded (or run) by that shell.
+    #[error("{what}: the argument {} holds {ch:?}, which nvcc would hand to /bin/sh unescaped (nvcc runs its internal steps through a shell)", quote(arg))]
+    NvccShellUnsafe { what: String, arg: String, ch: char },
     #[error("Cannot create the build folder {}", path.display())]
     BuildDir {
         path: PathBuf,
@@ -43,7 +47,13 @@ impl Hint for CompileError {
                 "the compiler's own message is above; fix the source or the flags in `[tool.cudawheel]`".into(),
             ],
             CompileError::BuildDir { .. } => vec!["choose a writable `build-dir`".into()],
-            CompileError::Spawn { .. } => Vec::new(),
+            CompileError::NvccShellUnsafe { .. } => vec![
+                "keep `$`, backquotes and backslashes out of what reaches nvcc: `defines`, `nvcc-flags`, `include-dirs`, the host compiler's path and the project's own folder path".into(),
+                "a string value with such characters can be defined in a header instead of with `defines`".into(),
+            ],
+            CompileError::Spawn { .. } => vec![
+                "check that the program exists and may be executed, or fix `host-compiler` / `compiler-launcher`".into(),
+            ],
         }
     }
 }
@@ -162,6 +172,14 @@ impl Job {
     }
 }
 
+/// A value for nvcc's `-Xcompiler`: nvcc splits it on unescaped commas and pastes each piece
+/// unquoted into the command line it gives `/bin/sh`, so a path with a space would split there.
+/// Shell-quoted (plain words stay bare) and with commas escaped, it reaches the host compiler as
+/// one argument.
+fn xcompiler(value: &str) -> String {
+    quote(value).replace(',', "\\,")
+}
+
 /// `-DPy_LIMITED_API=0x03090000` for `cp39`.
 pub fn limited_api_define(minor: u32) -> String {
     format!("-DPy_LIMITED_API=0x03{minor:02X}0000")
@@ -231,11 +249,10 @@ pub fn compile_jobs(
                     let mut args: Vec<String> = io.to_vec();
                     args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
                     for a in &tc.host.args {
-                        args.extend(["-Xcompiler".into(), a.clone()]);
+                        args.extend(["-Xcompiler".into(), xcompiler(a)]);
                     }
                     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
-                    // nvcc splits -Xcompiler values on commas.
-                    args.extend(["-Xcompiler".into(), prefix_map.replace(',', "\\,")]);
+                    args.extend(["-Xcompiler".into(), xcompiler(&prefix_map)]);
                     // Temporary files named after the object, not nvcc's process id (which
                     // otherwise lands in the symbol table), and a module id (used in internal
                     // symbol names) from the project-relative path rather than the absolute one.
@@ -358,9 +375,86 @@ fn describe_status(status: ExitStatus) -> String {
     }
 }
 
+/// Characters that nvcc's internal shell would interpret inside its double quotes.
+const NVCC_SHELL_UNSAFE: &[char] = &['$', '`', '\\'];
+
+/// Refuses an nvcc job with an argument its internal `/bin/sh` would change or run (see
+/// `CompileError::NvccShellUnsafe`); the host compiler and the linker are run directly and take
+/// any argument.
+pub fn check_nvcc_args(job: &Job) -> Result<(), CompileError> {
+    let is_nvcc = |p: &Path| p.file_name().is_some_and(|n| n == "nvcc");
+    let nvcc_at = if is_nvcc(&job.program) {
+        0
+    } else if job.args.first().is_some_and(|a| is_nvcc(Path::new(a))) {
+        1 // behind a compiler launcher
+    } else {
+        return Ok(());
+    };
+    let words = std::iter::once(job.program.to_string_lossy().into_owned())
+        .chain(job.args.iter().cloned())
+        .skip(nvcc_at);
+    for arg in words {
+        // `\,` is nvcc's own escape inside -Xcompiler values; it never reaches the shell.
+        if let Some(ch) = arg
+            .replace("\\,", ",")
+            .chars()
+            .find(|c| NVCC_SHELL_UNSAFE.contains(c))
+        {
+            return Err(CompileError::NvccShellUnsafe {
+                what: job.label.clone(),
+                arg,
+                ch,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvcc_arguments_its_shell_would_expand_are_refused() {
+        let job = |program: &str, args: &[&str]| Job {
+            program: program.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            launcher: None,
+            output: "x.o".into(),
+            inputs: Vec::new(),
+            depfile: None,
+            label: "nvcc x.cu".into(),
+            detail: String::new(),
+            threadable: true,
+            estimate: 1.0,
+        };
+        let safe = [
+            "-DMSG=\"a b 'q' ;|&*\"",
+            "/my proj/ü/x.cu",
+            "-ffile-prefix-map=/a\\,b/=",
+        ];
+        check_nvcc_args(&job("/cuda/bin/nvcc", &safe)).unwrap();
+        for bad in ["-DX=$HOME", "-DX=`id`", "-DX=a\\b"] {
+            let e = check_nvcc_args(&job("/cuda/bin/nvcc", &["-c", bad])).unwrap_err();
+            assert!(e.to_string().contains("nvcc would hand to /bin/sh"), "{e}");
+            let e = check_nvcc_args(&job("/usr/bin/ccache", &["/cuda/bin/nvcc", bad])).unwrap_err();
+            assert!(matches!(e, CompileError::NvccShellUnsafe { .. }), "{e}");
+        }
+        let e = check_nvcc_args(&job("/a $b/nvcc", &[])).unwrap_err();
+        assert!(e.to_string().contains("'/a $b/nvcc'"), "{e}");
+        // The host compiler runs without a shell: anything goes.
+        check_nvcc_args(&job("/usr/bin/g++", &["-DX=$HOME`id`\\"])).unwrap();
+    }
+
+    #[test]
+    fn xcompiler_values_survive_nvccs_shell() {
+        assert_eq!(xcompiler("-fPIC"), "-fPIC");
+        // shlex picks double quotes around a single quote; nvcc turns `\,` back into `,`.
+        assert_eq!(
+            xcompiler("-ffile-prefix-map=/my proj/='q',x/="),
+            r#""-ffile-prefix-map=/my proj/='q'\,x/=""#
+        );
+    }
 
     #[test]
     fn commands_display_shell_quoted() {

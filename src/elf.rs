@@ -29,7 +29,10 @@ impl Hint for ElfError {
     fn hints(&self) -> Vec<String> {
         match self {
             ElfError::Audit { fix, .. } => vec![fix.clone()],
-            _ => Vec::new(),
+            ElfError::Io { .. } => vec!["check that the file exists and is readable".into()],
+            ElfError::Malformed { .. } => vec![
+                "the linker's output is damaged or is not a shared object: delete `build-dir` and build again".into(),
+            ],
         }
     }
 }

@@ -58,7 +58,7 @@ impl Hint for Error {
             Error::Compile(e) => e.hints(),
             Error::Elf(e) => e.hints(),
             Error::Archive(e) => e.hints(),
-            Error::Audit(_) => Vec::new(),
+            Error::Audit(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),

@@ -28,6 +28,8 @@ pub mod config;
 pub mod doctor;
 pub mod elf;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub mod import_helper;
 pub mod incremental;
 pub mod libraries;

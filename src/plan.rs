@@ -86,7 +86,21 @@ impl Hint for PlanError {
             PlanError::ArchNotSupported { .. } => {
                 vec!["drop that architecture from `archs`, or build with a CUDA major that supports it (`cuda`)".into()]
             }
-            _ => Vec::new(),
+            PlanError::BadModuleName { .. } => vec![
+                "a module name is dot-separated Python identifiers, e.g. \"pkg._core\"".into(),
+            ],
+            PlanError::DuplicateTarget { .. } => vec![
+                "give every `[[tool.cudawheel.extension]]` and `[[tool.cudawheel.shared-library]]` its own `name`".into(),
+            ],
+            PlanError::NoCompilableSource { .. } => vec![
+                "list at least one .cu, .c, .cc, .cpp or .cxx file in `sources`".into(),
+            ],
+            PlanError::BadDestination { .. } => vec![
+                "use a relative folder inside the wheel such as \"pkg/lib\", without `..`".into(),
+            ],
+            PlanError::MissingPackage { .. } => vec![
+                "create the package folder under `python-source`, or fix `packages`".into(),
+            ],
         }
     }
 }

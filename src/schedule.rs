@@ -75,6 +75,10 @@ enum Slot {
 /// earliest in `steps` when several fail).
 pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     let start = Instant::now();
+    // Arguments nvcc's internal shell would change are refused before anything runs.
+    for s in steps {
+        crate::compile::check_nvcc_args(&s.job)?;
+    }
     let n = steps.len();
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, s) in steps.iter().enumerate() {

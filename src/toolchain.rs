@@ -87,7 +87,9 @@ impl Hint for ToolchainError {
             ToolchainError::BindingsNotFound { requirement, .. } => vec![
                 format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
             ],
-            ToolchainError::NvccBroken { .. } => Vec::new(),
+            ToolchainError::NvccBroken { .. } => vec![
+                "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
+            ],
         }
     }
 }

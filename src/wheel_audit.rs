@@ -36,7 +36,11 @@ pub enum AuditError {
     },
 }
 
-impl crate::error::Hint for AuditError {}
+impl crate::error::Hint for AuditError {
+    fn hints(&self) -> Vec<String> {
+        vec!["pass the path of a wheel (.whl) file that a build finished writing".into()]
+    }
+}
 
 /// `..`-aware join of a wheel-relative folder and a relative path.
 fn normalize(parts: &str) -> Option<String> {

@@ -3,6 +3,8 @@ file / key / path, `hint:` lines, no Python traceback, no Rust panic, and no whe
 
 from __future__ import annotations
 
+import os
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -34,30 +36,35 @@ sources = {sources}
 
 
 def make_project(tmp: Path, *, project_extra="", tool_extra="", ext_extra="", sources='["csrc/*.cu"]',
-                 kernel=KERNEL, pyproject=None) -> Path:
+                 kernel=KERNEL, pyproject=None, after="") -> Path:
     proj = tmp / "proj"
     (proj / "csrc").mkdir(parents=True)
     (proj / "demo").mkdir()
     (proj / "demo" / "__init__.py").write_text("")
     (proj / "csrc" / "k.cu").write_text(kernel)
     text = pyproject if pyproject is not None else BASE.format(
-        project_extra=project_extra, tool_extra=tool_extra, ext_extra=ext_extra, sources=sources)
+        project_extra=project_extra, tool_extra=tool_extra, ext_extra=ext_extra, sources=sources) + after
     (proj / "pyproject.toml").write_text(textwrap.dedent(text))
     return proj
 
 
-def fails(py, proj: Path, *settings: str, env=None, command="wheel") -> str:
-    out = proj.parent / "out"
+def fails(py, proj: Path, *settings: str, env=None, command="wheel", out=None, preexec_fn=None) -> str:
+    """Runs the backend directly on `proj` and asserts a clean failure (contract §7): non-zero
+    exit, exactly one `cudawheel: error:` message, at least one `hint:` line, no traceback, no
+    panic, nothing left in the output folder. Returns stderr."""
+    out = out or proj.parent / "out"
     args = [py, "-m", "cudawheel", command, proj, "-o", out]
     for s in settings:
         args += ["-C", s]
-    proc = run(args, env=env or clean_env(), check=False)
+    proc = subprocess.run([str(a) for a in args], env=env or clean_env(), capture_output=True, text=True,
+                          timeout=600, preexec_fn=preexec_fn)
     err = proc.stderr
     assert proc.returncode != 0, f"expected a failure\n{proc.stdout}\n{err}"
     assert "Traceback" not in err, err
     assert "panicked" not in err and "PanicException" not in err, err
     assert err.count("cudawheel: error:") == 1, err
-    left = list(out.glob("*")) if out.exists() else []
+    assert "\nhint: " in err, f"no hint line:\n{err}"
+    left = list(out.glob("*")) if out.is_dir() else []
     assert left == [], f"files left in the output folder: {left}"
     return err
 
@@ -187,12 +194,13 @@ def test_missing_host_compiler(toolkit_python, tmp_path):
     assert 'The host compiler "g++-does-not-exist" (from environment variable `CXX`) was not found' in err
 
 
-def test_unwritable_output_folder(toolkit_python, tmp_path):
+def test_output_path_through_a_file(backend_python, tmp_path):
     proj = make_project(tmp_path)
-    out = tmp_path / "out"
-    out.write_text("a file where the output folder should be")
-    proc = run([toolkit_python, "-m", "cudawheel", "wheel", proj, "-o", out / "sub"], env=clean_env(), check=False)
-    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the output folder should be")
+    err = fails(backend_python, proj, command="sdist", out=blocker / "sub")
+    assert f"Cannot write to the output folder {blocker / 'sub'}" in err
+    assert "hint: check that the output folder exists, is writable and has free space" in err
 
 
 def test_error_through_pip_has_no_traceback(backend_python, tmp_path, wheelhouse):
@@ -204,3 +212,325 @@ def test_error_through_pip_has_no_traceback(backend_python, tmp_path, wheelhouse
     out = proc.stdout + proc.stderr
     assert "Unknown key `tool.cudawheel.ptxx`" in out and "Traceback" not in out
     assert not list((tmp_path / "out").glob("*.whl")) if (tmp_path / "out").exists() else True
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 6: the rest of the catalogue. Most cases fail while reading the configuration or
+# planning, before any compiler runs, so they need only the backend (no CUDA).
+
+# (id, make_project keyword arguments, config settings, extra environment, expected substrings)
+STATIC_CASES = [
+    # TOML and the document's shape
+    ("duplicate-toml-key", dict(tool_extra='archs = ["80"]'), [], {},
+     ["pyproject.toml is not valid TOML", "duplicate key"]),
+    ("no-project-table", dict(pyproject='[tool.cudawheel]\narchs = ["90"]\n'), [], {},
+     ["pyproject.toml has no `[project]` table", "hint: add a `[project]` table"]),
+    ("missing-version", dict(pyproject='[project]\nname = "demo"\n'), [], {},
+     ["Missing required key `project.version`", "hint: add `version` to `[project]`"]),
+    ("tool-cudawheel-not-a-table", dict(pyproject='[project]\nname = "demo"\nversion = "1"\n[tool]\ncudawheel = 3\n'),
+     [], {}, ["`tool.cudawheel` (from pyproject.toml) must be a table"]),
+    # unknown / misspelled keys
+    ("unknown-prefixed-setting", {}, ["cudawheel.archz=80"], {},
+     ["Unknown key `cudawheel.archz`", "hint: did you mean `archs`?"]),
+    ("unknown-shared-library-key",
+     dict(after='\n[[tool.cudawheel.shared-library]]\nname = "calc"\nsources = ["csrc/*.cu"]\ndestnation = "demo/lib"\n'),
+     [], {}, ["`tool.cudawheel.shared-library[0].destnation`", "did you mean `tool.cudawheel.shared-library[0].destination`?"]),
+    ("unknown-library-key", dict(after='\n[tool.cudawheel.library.foo]\nheader = ["foo.h"]\n'), [], {},
+     ["`tool.cudawheel.library.foo.header`", "did you mean `tool.cudawheel.library.foo.headers`?"]),
+    # wrong types and values, one per top-level key
+    ("cuda-float", dict(tool_extra="cuda = 12.5"), [], {},
+     ["`tool.cudawheel.cuda` (from pyproject.toml) must be an integer (11, 12, 13) or \"auto\", found float 12.5"]),
+    ("cuda-word", {}, ["cuda=twelve"], {},
+     ['`tool.cudawheel.cuda` (from config setting `-C cuda`) has an invalid value string "twelve"',
+      "hint: give an allowed value: change the config setting `-C cuda=...`"]),
+    ("toolkit-value", dict(tool_extra='toolkit = "conda"'), [], {},
+     ['`tool.cudawheel.toolkit` (from pyproject.toml) has an invalid value string "conda": expected one of "auto", "system", "pip"']),
+    ("name-suffix-value", dict(tool_extra='name-suffix = "/cu{major}"'), [], {},
+     ["`tool.cudawheel.name-suffix`", "may hold only letters, digits"]),
+    ("archs-empty", {}, ["archs="], {},
+     ["`tool.cudawheel.archs` (from config setting `-C archs`)", "give at least one architecture"]),
+    ("archs-integers", dict(pyproject=BASE.format(project_extra="", tool_extra="", ext_extra="", sources='["csrc/*.cu"]')
+                            .replace('archs = ["90"]', "archs = [80, 90]")), [], {},
+     ["`tool.cudawheel.archs` (from pyproject.toml) must be a list of strings, found array [80, 90]"]),
+    ("cudart-value", dict(tool_extra='cudart = "dynamic"'), [], {},
+     ['`tool.cudawheel.cudart`', 'expected one of "shared", "static"']),
+    ("cuda-deps-value", {}, [], dict(CUDAWHEEL_CUDA_DEPS="optional"),
+     ["`tool.cudawheel.cuda-deps` (from environment variable `CUDAWHEEL_CUDA_DEPS`)",
+      "hint: give an allowed value: change or unset the environment variable `CUDAWHEEL_CUDA_DEPS`"]),
+    ("python-source-type", dict(tool_extra="python-source = 3"), [], {},
+     ["`tool.cudawheel.python-source` (from pyproject.toml) must be a string, found integer 3",
+      "hint: write it as a string: change `tool.cudawheel.python-source` in pyproject.toml"]),
+    ("packages-type", dict(tool_extra="packages = [1]"), [], {},
+     ["`tool.cudawheel.packages` (from pyproject.toml) must be a list of strings"]),
+    ("py-limited-api-value", dict(tool_extra='py-limited-api = "py39"'), [], {},
+     ['`tool.cudawheel.py-limited-api`', 'expected a CPython tag such as "cp39"']),
+    ("build-dir-type", dict(tool_extra="build-dir = true"), [], {},
+     ["`tool.cudawheel.build-dir` (from pyproject.toml) must be a string, found boolean true"]),
+    ("jobs-negative-env", {}, [], dict(CUDAWHEEL_JOBS="-2"),
+     ["`tool.cudawheel.jobs` (from environment variable `CUDAWHEEL_JOBS`) has an invalid value integer -2"]),
+    ("compiler-launcher-empty", dict(tool_extra='compiler-launcher = " "'), [], {},
+     ["`tool.cudawheel.compiler-launcher`", "must not be empty"]),
+    ("host-compiler-type", dict(tool_extra="host-compiler = ['g++']"), [], {},
+     ["`tool.cudawheel.host-compiler` (from pyproject.toml) must be a string"]),
+    ("system-rpath-setting", {}, ["system-rpath=maybe"], {},
+     ['`tool.cudawheel.system-rpath` (from config setting `-C system-rpath`) must be a boolean (true or false), found string "maybe"']),
+    ("verbose-type", dict(tool_extra="verbose = 2"), [], {},
+     ["`tool.cudawheel.verbose` (from pyproject.toml) must be a boolean"]),
+    ("source-date-epoch", {}, [], dict(SOURCE_DATE_EPOCH="yesterday"),
+     ['`SOURCE_DATE_EPOCH` (from environment variable `SOURCE_DATE_EPOCH`) has an invalid value "yesterday"']),
+    # target tables
+    ("extension-not-an-array", dict(pyproject='[project]\nname = "demo"\nversion = "1"\n[tool.cudawheel.extension]\n'
+                                              'name = "demo._k"\nsources = ["csrc/*.cu"]\n'), [], {},
+     ["`tool.cudawheel.extension` (from pyproject.toml) must be an array of tables (`[[tool.cudawheel.extension]]`)"]),
+    ("sources-string", dict(sources='"csrc/*.cu"'), [], {},
+     ['`tool.cudawheel.extension[0].sources` (from pyproject.toml) must be a list of strings, found string "csrc/*.cu"']),
+    ("rdc-type", dict(ext_extra='rdc = "yes"'), [], {},
+     ["`tool.cudawheel.extension[0].rdc` (from pyproject.toml) must be a boolean"]),
+    ("defines-type", dict(ext_extra='defines = "A=1"'), [], {},
+     ["`tool.cudawheel.extension[0].defines` (from pyproject.toml) must be a list of strings"]),
+    ("missing-sources", dict(pyproject='[project]\nname = "demo"\nversion = "1"\n[[tool.cudawheel.extension]]\nname = "demo._k"\n'),
+     [], {}, ["Missing required key `tool.cudawheel.extension[0].sources`",
+              "hint: add `tool.cudawheel.extension[0].sources` to pyproject.toml"]),
+    ("missing-name", dict(pyproject='[project]\nname = "demo"\nversion = "1"\n[[tool.cudawheel.extension]]\nsources = ["csrc/*.cu"]\n'),
+     [], {}, ["Missing required key `tool.cudawheel.extension[0].name`"]),
+    ("bad-module-name", dict(pyproject=BASE.format(project_extra="", tool_extra="", ext_extra="", sources='["csrc/*.cu"]')
+                             .replace('name = "demo._k"', 'name = "demo.1-k"')), [], {},
+     ['`tool.cudawheel.extension[0].name` = "demo.1-k" is not a dotted Python module name']),
+    ("library-not-a-table", dict(tool_extra='library = ["foo"]'), [], {},
+     ["`tool.cudawheel.library` (from pyproject.toml) must be a table of libraries"]),
+    ("library-pip-package-type", dict(after="\n[tool.cudawheel.library.foo]\npip-package = 3\n"), [], {},
+     ["`tool.cudawheel.library.foo.pip-package` (from pyproject.toml) must be a string"]),
+    ("duplicate-targets", dict(after='\n[[tool.cudawheel.extension]]\nname = "demo._k"\nsources = ["csrc/*.cu"]\n'), [], {},
+     ['`tool.cudawheel.extension[1].name` = "demo._k" is used by another target too', "hint: give every"]),
+    ("no-extensions", dict(pyproject='[project]\nname = "demo"\nversion = "1"\n'), [], {},
+     ["`tool.cudawheel.extension` is empty: there is nothing to build"]),
+    ("only-headers", dict(sources='["csrc/*.h"]'), [], {},
+     ["`tool.cudawheel.extension[0].sources` has no file to compile (only headers matched)"]),
+    ("unknown-source-kind", dict(sources='["csrc/*.f90"]'), [], {},
+     ["has an extension cudawheel does not compile", "hint: .cu files go to nvcc"]),
+    ("link-with-unknown", dict(ext_extra='link-with = ["calx"]',
+                               after='\n[[tool.cudawheel.shared-library]]\nname = "calc"\nsources = ["csrc/*.cu"]\ndestination = "demo/lib"\n'),
+     [], {}, ['`tool.cudawheel.extension[0].link-with` names "calx"', 'hint: did you mean "calc"?']),
+    ("destination-escapes", dict(after='\n[[tool.cudawheel.shared-library]]\nname = "calc"\nsources = ["csrc/*.cu"]\ndestination = "../lib"\n'),
+     [], {}, ['`tool.cudawheel.shared-library[0].destination` = "../lib" is not a folder inside the wheel']),
+    ("package-missing", dict(tool_extra='packages = ["nopkg"]'), [], {},
+     ["`tool.cudawheel.packages`: the package folder", "nopkg does not exist"]),
+    # [project]
+    ("bad-extra-name", dict(project_extra='optional-dependencies = { "bad extra!" = ["numpy"] }'), [], {},
+     ["`project.optional-dependencies.bad extra!`", "not a valid extra name"]),
+    # pep508_rs 0.9 panicked on these (found by the config fuzzer): now plain errors
+    ("dependency-name-ends-with-dot", dict(project_extra='dependencies = ["numpy.*"]'), [], {},
+     ['`project.dependencies` (from pyproject.toml) has an invalid value "numpy.*"',
+      'the package name "numpy." must end with a letter or digit']),
+    ("extra-name-ends-with-dash", dict(project_extra='optional-dependencies = { test = ["pytest[cov-] >=7"] }'), [], {},
+     ['`project.optional-dependencies.test`', 'the extra name "cov-" must end with a letter or digit']),
+    ("bad-extra-requirement", dict(project_extra='optional-dependencies = { test = ["pytest >=<"] }'), [], {},
+     ["`project.optional-dependencies.test`"]),
+    ("bad-gui-script", dict(project_extra='gui-scripts = { demo = "demo:main:extra" }'), [], {},
+     ["`project.gui-scripts.demo`"]),
+    ("entry-points-reserved-group", dict(project_extra='entry-points = { console_scripts = { demo = "demo:main" } }'), [], {},
+     ["`project.entry-points.console_scripts`", "use `[project.scripts]`"]),
+    ("bad-entry-point", dict(project_extra='entry-points = { "demo.plugins" = { a = "1bad:ref" } }'), [], {},
+     ["`project.entry-points.demo.plugins.a`"]),
+    ("readme-missing", dict(project_extra='readme = "README.md"'), [], {},
+     ["`project.readme`", "README.md", "cannot be read"]),
+    ("readme-outside", dict(project_extra='readme = "../README.md"'), [], {},
+     ['`project.readme` names the path "../README.md", which is outside the project folder']),
+    ("license-file-missing", dict(project_extra='license = { file = "LICENSE.txt" }'), [], {},
+     ["`project.license.file`", "LICENSE.txt", "cannot be read"]),
+    ("license-files-nothing", dict(project_extra='license-files = ["LICENSES/*"]'), [], {},
+     ['`project.license-files`: the pattern "LICENSES/*" matches no file']),
+    ("dynamic", dict(project_extra='dynamic = ["version"]'), [], {},
+     ["`project.dynamic`: dynamic metadata (version) is not supported", "hint: write the values in `[project]` directly"]),
+    ("multi-line-description", dict(project_extra='description = """two\nlines"""'), [], {},
+     ["`project.description`", "must be a single line"]),
+    ("author-without-name-or-email", dict(project_extra="authors = [{}]"), [], {},
+     ["Missing required key `project.authors[0].name`"]),
+    ("name-wrong-type", dict(pyproject='[project]\nname = 3\nversion = "1"\n'), [], {},
+     ["Invalid `[project]`", "pyproject.toml"]),
+    # paths
+    ("absolute-source", dict(sources='["/usr/include/*.h"]'), [], {},
+     ['`tool.cudawheel.extension[0].sources` names the path "/usr/include/*.h", which is outside the project folder']),
+    ("include-dir-outside", dict(ext_extra='include-dirs = ["../include"]'), [], {},
+     ['`tool.cudawheel.extension[0].include-dirs` names the path "../include", which is outside the project folder']),
+    ("python-source-outside", dict(tool_extra='python-source = "/usr/lib/python3"'), [], {},
+     ['`tool.cudawheel.python-source` names the path "/usr/lib/python3", which is outside the project folder']),
+    ("build-dir-outside", dict(tool_extra='build-dir = "../build"'), [], {},
+     ['`tool.cudawheel.build-dir` names the path "../build", which is outside the project folder']),
+    ("missing-source-file", dict(sources='["csrc/k.cu", "csrc/missing.cu"]'), [], {},
+     ['`tool.cudawheel.extension[0].sources`: the pattern "csrc/missing.cu" matches no file']),
+    ("bad-glob", dict(sources='["csrc/[*.cu"]'), [], {},
+     ['`tool.cudawheel.extension[0].sources`: "csrc/[*.cu" is not a valid glob pattern']),
+    # toolkits
+    ("pip-toolkit-for-cuda-11", dict(tool_extra='cuda = 11\ntoolkit = "pip"'), [], {},
+     ['`tool.cudawheel.toolkit` = "pip" (from pyproject.toml) cannot build CUDA 11', "hint: install that toolkit"]),
+]
+
+
+@pytest.mark.parametrize("kwargs, settings, env, needles",
+                         [pytest.param(*c[1:], id=c[0]) for c in STATIC_CASES])
+def test_static_case(backend_python, tmp_path, kwargs, settings, env, needles):
+    proj = make_project(tmp_path, **kwargs)
+    (proj / "csrc" / "k.h").write_text("#pragma once\n")
+    (proj / "csrc" / "k.f90").write_text("end\n")
+    err = fails(backend_python, proj, *settings, env=clean_env(**env))
+    for needle in needles:
+        assert needle in err, f"{needle!r} not in:\n{err}"
+
+
+def test_no_pyproject(backend_python, tmp_path):
+    proj = make_project(tmp_path)
+    (proj / "pyproject.toml").unlink()
+    err = fails(backend_python, proj)
+    assert f"Cannot read {proj / 'pyproject.toml'}" in err and "No such file" in err
+    assert "hint: run the build in (or pass) the folder that holds the project's pyproject.toml" in err
+
+
+def test_source_symlink_out_of_the_project(backend_python, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "evil.cu").write_text(KERNEL)
+    proj = make_project(tmp_path)
+    (proj / "csrc" / "evil.cu").symlink_to(outside / "evil.cu")
+    err = fails(backend_python, proj)
+    assert "`tool.cudawheel.extension[0].sources` names the path" in err and "evil.cu" in err
+    assert "which is outside the project folder" in err
+
+
+def test_broken_symlink_source_is_unreadable(backend_python, tmp_path):
+    proj = make_project(tmp_path)
+    (proj / "csrc" / "gone.cu").symlink_to(proj / "csrc" / "deleted.cu")
+    err = fails(backend_python, proj)
+    assert "`tool.cudawheel.extension[0].sources` names" in err and "gone.cu, which cannot be read" in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_source(backend_python, tmp_path):
+    proj = make_project(tmp_path)
+    (proj / "csrc" / "k.cu").chmod(0)
+    err = fails(backend_python, proj)
+    assert "k.cu, which cannot be read" in err
+
+
+def test_broken_nvcc(backend_python, tmp_path):
+    fake = tmp_path / "cuda" / "bin" / "nvcc"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho 'nvcc: cannot open libnvvm' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=fake.parent.parent))
+    assert f"Running {fake} failed" in err and "hint: check that this nvcc runs" in err
+
+
+def test_arch_not_supported_by_the_toolkit(backend_python, tmp_path, cu13_home):
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, "archs=35", env=clean_env(CUDA_HOME=cu13_home))
+    assert "`tool.cudawheel.archs`: architecture 35 is not supported by nvcc 13." in err
+    assert "hint: drop that architecture from `archs`" in err
+
+
+def test_compiler_launcher_not_found(backend_python, tmp_path, cu13_home):
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, "compiler-launcher=sccache-not-installed", env=clean_env(CUDA_HOME=cu13_home))
+    assert '`tool.cudawheel.compiler-launcher` = "sccache-not-installed" was not found on PATH' in err
+
+
+def test_unwritable_build_dir(toolkit_python, tmp_path):
+    proj = make_project(tmp_path, tool_extra='build-dir = "pyproject.toml/build"')
+    err = fails(toolkit_python, proj)
+    assert "Cannot create the build folder" in err and "pyproject.toml/build" in err
+    assert "hint: choose a writable `build-dir`" in err
+
+
+def test_host_compiler_error_shows_command_and_output(toolkit_python, tmp_path):
+    proj = make_project(tmp_path, sources='["csrc/*.cu", "csrc/*.cpp"]')
+    (proj / "csrc" / "host.cpp").write_text("int f() { return undeclared_thing; }\n")
+    err = fails(toolkit_python, proj)
+    assert "csrc/host.cpp failed (exit code" in err and "\n  $ " in err
+    assert "undeclared_thing" in err and "was not declared" in err
+
+
+def test_link_failure_shows_command_and_linker_output(toolkit_python, tmp_path):
+    proj = make_project(tmp_path, ext_extra='link-flags = ["-lcudawheel_no_such_lib"]')
+    err = fails(toolkit_python, proj)
+    assert "failed (exit code" in err and "-lcudawheel_no_such_lib" in err
+    assert "cannot find -lcudawheel_no_such_lib" in err
+
+
+def _limit_file_size(limit):
+    import resource
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def _blob(proj: Path, size: int) -> None:
+    # Incompressible package data: the archive is at least `size` bytes.
+    (proj / "demo" / "blob.bin").write_bytes(os.urandom(size))
+
+
+def test_full_output_folder_sdist(backend_python, tmp_path):
+    """A full disk, simulated with RLIMIT_FSIZE (no root needed; Python ignores SIGXFSZ, so the
+    write fails with EFBIG as it would with ENOSPC)."""
+    proj = make_project(tmp_path)
+    _blob(proj, 2 << 20)
+    err = fails(backend_python, proj, command="sdist", preexec_fn=_limit_file_size(1 << 20))
+    assert f"Cannot write to the output folder {tmp_path / 'out'}" in err and "File too large" in err
+    assert "hint: check that the output folder exists, is writable and has free space" in err
+
+
+def test_full_output_folder_wheel(toolkit_python, tmp_path):
+    proj = make_project(tmp_path)
+    _blob(proj, 4 << 20)
+    err = fails(toolkit_python, proj, preexec_fn=_limit_file_size(2 << 20))
+    assert f"Cannot write to the output folder {tmp_path / 'out'}" in err and "File too large" in err
+
+
+def _can_mount() -> bool:
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not _can_mount(), reason="needs `unshare -rm` (user and mount namespaces)")
+@pytest.mark.parametrize("kind", ["tmpfs-full", "read-only"])
+def test_full_or_read_only_output_filesystem(backend_python, tmp_path, kind):
+    """A real 64 KiB tmpfs (ENOSPC) or a read-only bind mount (EROFS) as the output folder, in a
+    private mount namespace; the listing of the folder after the failure is printed from inside."""
+    proj = make_project(tmp_path)
+    _blob(proj, 256 << 10)
+    out = tmp_path / "out"
+    out.mkdir()
+    mount = (f"mount -t tmpfs -o size=64k tmpfs {out}" if kind == "tmpfs-full"
+             else f"mount --bind {out} {out} && mount -o remount,bind,ro {out}")
+    script = (f'{mount} && "$0" -m cudawheel sdist "$1" -o "$2"; rc=$?; echo "LEFT:$(ls -A "$2")" >&2; exit $rc')
+    proc = subprocess.run(["unshare", "-rm", "sh", "-c", script, str(backend_python), str(proj), str(out)],
+                          env=clean_env(), capture_output=True, text=True, timeout=120)
+    err = proc.stderr
+    assert proc.returncode == 1, err
+    assert "Traceback" not in err and "panicked" not in err and err.count("cudawheel: error:") == 1, err
+    assert f"Cannot write to the output folder {out}" in err
+    assert ("No space left on device" if kind == "tmpfs-full" else "Read-only file system") in err, err
+    assert "hint: check that the output folder exists, is writable and has free space" in err
+    assert "LEFT:\n" in err or err.rstrip().endswith("LEFT:"), err
+
+
+
+def test_readme_symlink_out_of_the_project(backend_python, tmp_path):
+    (tmp_path / "README.md").write_text("# elsewhere\n")
+    proj = make_project(tmp_path, project_extra='readme = "README.md"')
+    (proj / "README.md").symlink_to(tmp_path / "README.md")
+    err = fails(backend_python, proj)
+    assert '`project.readme` names the path "README.md", which is outside the project folder' in err
+
+
+def test_project_path_that_nvcc_cannot_take(toolkit_python, tmp_path):
+    """nvcc hands its arguments to /bin/sh in double quotes: a `$` in the project's path would
+    be expanded there, so the build stops before nvcc runs (see tests/test_no_shell.py)."""
+    base = tmp_path / "cost $HOME"
+    base.mkdir()
+    proj = make_project(base)
+    err = fails(toolkit_python, proj)
+    assert "nvcc csrc/k.cu: the argument" in err and "cost $HOME" in err and "holds '$'" in err

@@ -110,8 +110,43 @@ impl Hint for ConfigError {
                 vec!["patterns are relative to the folder holding pyproject.toml; check the spelling".into()]
             }
             ConfigError::Unsupported { instead, .. } => vec![instead.clone()],
-            _ => Vec::new(),
+            ConfigError::Io { path, .. } if path.ends_with("pyproject.toml") => vec![
+                "run the build in (or pass) the folder that holds the project's pyproject.toml"
+                    .into(),
+            ],
+            ConfigError::Io { .. } => {
+                vec!["check that the path exists and that you may read it".into()]
+            }
+            ConfigError::Toml { .. } => vec![
+                "fix the TOML syntax at the line and column shown (https://toml.io)".into(),
+            ],
+            ConfigError::ProjectSyntax { .. } => vec![
+                "`[project]` takes the keys of the pyproject.toml specification (https://packaging.python.org/en/latest/specifications/pyproject-toml/)".into(),
+            ],
+            ConfigError::MissingKey { key } => vec![format!("add `{key}` to pyproject.toml")],
+            ConfigError::WrongType { key, origin, expected, .. } => {
+                vec![fix_at(origin, key, &format!("write it as {expected}"))]
+            }
+            ConfigError::InvalidValue { key, origin, .. } => {
+                vec![fix_at(origin, key, "give an allowed value")]
+            }
+            ConfigError::ReadFile { .. } => vec![
+                "check that the file exists inside the project folder and that you may read it"
+                    .into(),
+            ],
+            ConfigError::BadGlob { .. } => vec![
+                "globs take `*`, `**`, `?` and `[...]`; escape a literal `[` as `[[]`".into(),
+            ],
         }
+    }
+}
+
+/// "Change it in pyproject.toml / -C / the environment": where the user fixes `key`.
+fn fix_at(origin: &Origin, key: &str, what: &str) -> String {
+    match origin {
+        Origin::Pyproject => format!("{what}: change `{key}` in pyproject.toml"),
+        Origin::Setting(name) => format!("{what}: change the config setting `-C {name}=...`"),
+        Origin::Env(var) => format!("{what}: change or unset the environment variable `{var}`"),
     }
 }
 
@@ -145,6 +180,19 @@ impl Config {
             path: path.clone(),
             source,
         })?;
+        Config::from_text(&root, text, overrides)
+    }
+
+    /// Parses and validates a pyproject.toml text as if it were `root/pyproject.toml` (readme
+    /// and license files are still read relative to `root`). Pure apart from those reads: the
+    /// entry point of the config fuzz target.
+    pub fn from_text(
+        root: &Path,
+        text: String,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let root = root.to_path_buf();
+        let path = root.join("pyproject.toml");
         let doc: RawDocument = toml::from_str(&text).map_err(|e| ConfigError::Toml {
             path: path.clone(),
             message: one_line(&e),
@@ -202,6 +250,11 @@ impl Config {
     }
 }
 
+/// `pyproject.toml` text -> `Config`, with `root` as the project folder: see `Config::from_text`.
+pub fn parse_str(root: &Path, text: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
+    Config::from_text(root, text.to_string(), overrides)
+}
+
 /// toml's errors span several lines with a source excerpt; keep them readable in one block.
 fn one_line(e: &toml::de::Error) -> String {
     e.to_string().trim_end().replace('\n', "\n    ")
@@ -239,25 +292,40 @@ pub fn expand_glob(root: &Path, pattern: &str, key: &str) -> Result<Vec<PathBuf>
         why: e.msg.to_string(),
     })?;
     let mut out = Vec::new();
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     for entry in paths {
         let path = entry.map_err(|e| ConfigError::Io {
             path: e.path().to_path_buf(),
             source: e.into(),
         })?;
-        if path.is_file() {
-            // A symlink inside the project may still point outside it.
-            let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-            if !std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root)) {
-                return Err(ConfigError::OutsideProject {
-                    key: key.into(),
-                    path: path.display().to_string(),
-                });
-            }
-            let rel = path
-                .strip_prefix(root)
-                .expect("glob results lie under the escaped root");
-            out.push(rel.to_path_buf());
+        let unreadable = |source| ConfigError::ReadFile {
+            key: key.into(),
+            path: path.clone(),
+            source,
+        };
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => {}
+            // A symbolic link whose target is gone: matched by the pattern, but unreadable.
+            Err(e) if path.symlink_metadata().is_ok() => return Err(unreadable(e)),
+            Err(_) => continue,
         }
+        // A symlink inside the project may still point outside it.
+        if !std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root)) {
+            return Err(ConfigError::OutsideProject {
+                key: key.into(),
+                path: path.display().to_string(),
+            });
+        }
+        // Found now rather than by the compiler (or the sdist) later.
+        std::fs::File::open(&path).map_err(unreadable)?;
+        let Ok(rel) = path.strip_prefix(root) else {
+            return Err(ConfigError::OutsideProject {
+                key: key.into(),
+                path: path.display().to_string(),
+            });
+        };
+        out.push(rel.to_path_buf());
     }
     out.sort();
     Ok(out)

@@ -281,10 +281,44 @@ impl RawProject {
 fn parse_requirements(key: &str, reqs: Vec<String>) -> Result<Vec<Requirement>, ConfigError> {
     reqs.iter()
         .map(|r| {
+            if let Some(why) = name_problem(r) {
+                return Err(invalid(key, r, format!("not a PEP 508 requirement: {why}")));
+            }
             Requirement::from_str(r)
                 .map_err(|e| invalid(key, r, format!("not a PEP 508 requirement: {}", e.message)))
         })
         .collect()
+}
+
+/// pep508_rs 0.9 panics (`PackageName`/`ExtraName` "validation should match PEP 508 parsing")
+/// on a package or extra name that ends in `.`, `-` or `_` and is followed by more text, e.g.
+/// `"foo.*"`, `"foo- >=1"`, `"foo[bar.]"` (found by fuzzing, tests/fuzz-regressions/config/).
+/// Such names are invalid anyway: refuse them before the parser sees them.
+fn name_problem(req: &str) -> Option<String> {
+    let name_char = |c: char| c.is_ascii_alphanumeric() || ".-_".contains(c);
+    let ends_badly = |word: &str| word.ends_with(['.', '-', '_']);
+    let rest = req.trim_start();
+    let name_len = rest.find(|c: char| !name_char(c)).unwrap_or(rest.len());
+    let name = &rest[..name_len];
+    if ends_badly(name) {
+        return Some(format!(
+            "the package name {name:?} must end with a letter or digit"
+        ));
+    }
+    let after = rest[name_len..].trim_start();
+    if let Some(extras) = after.strip_prefix('[') {
+        let extras = extras.split(']').next().unwrap_or(extras);
+        for extra in extras.split(',').map(str::trim) {
+            let word_len = extra.find(|c: char| !name_char(c)).unwrap_or(extra.len());
+            if ends_badly(&extra[..word_len]) {
+                return Some(format!(
+                    "the extra name {:?} must end with a letter or digit",
+                    &extra[..word_len]
+                ));
+            }
+        }
+    }
+    None
 }
 
 fn validate_entry_points(
@@ -331,11 +365,20 @@ fn validate_entry_points(
 /// Reads a file named by `key`, refusing paths that leave the project.
 fn read_project_file(root: &Path, rel: &str, key: &str) -> Result<String, ConfigError> {
     let path = super::inside_project(root, rel, key)?;
-    std::fs::read_to_string(&path).map_err(|source| ConfigError::ReadFile {
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::ReadFile {
         key: key.into(),
-        path,
+        path: path.clone(),
         source,
-    })
+    })?;
+    // A symlink inside the project may still point outside it (the sdist would not hold it).
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if !std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root)) {
+        return Err(ConfigError::OutsideProject {
+            key: key.into(),
+            path: rel.into(),
+        });
+    }
+    Ok(text)
 }
 
 fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
@@ -404,4 +447,37 @@ fn expand_license_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, C
     files.sort();
     files.dedup();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_pep508_rs_would_panic_on_are_errors() {
+        for bad in [
+            "foo.*",
+            "fooZbarlin1.*",
+            "foo- >=1",
+            "foo_ ; python_version > '3'",
+            "foo.(>=1)",
+            "foo[bar.]",
+            "foo [ a, b- ] >= 1",
+            "foo[bar_ ]",
+        ] {
+            let e = parse_requirements("project.dependencies", vec![bad.into()]).unwrap_err();
+            assert!(
+                e.to_string().contains("must end with a letter or digit"),
+                "{bad}: {e}"
+            );
+        }
+        for good in [
+            "foo",
+            "foo.bar>=1",
+            "a-b_c.d[x-y,z] >=1; python_version>'3.8'",
+            "x @ https://e/x.whl",
+        ] {
+            parse_requirements("project.dependencies", vec![good.into()]).unwrap();
+        }
+    }
 }

@@ -1,0 +1,9 @@
+//! Bytes -> `elf::parse` -> platform tag and audit, as a wheel build and
+//! `python -m cudawheel audit` run them on every ELF file: see `cudawheel::fuzz_entry::elf`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = cudawheel::fuzz_entry::elf(data);
+});

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Reproduces the fuzzing runs of issue 6 (not part of CI: too slow). Needs a nightly toolchain
+# and cargo-fuzz (`cargo install cargo-fuzz --locked`).
+#
+#   bash scripts/fuzz.sh [SECONDS] [TARGET ...]    # default: 600 s each, targets config and elf
+#
+# Each target runs on its corpus plus the hand-made seeds in fuzz/seeds/<target> (the examples'
+# pyproject files; small real ELF files), single-threaded under nice. The corpus is kept in the
+# repo minimised (`cargo fuzz cmin`) and packed as fuzz/corpus/<target>.tar.gz (ELF inputs are
+# mostly zeros: packed they stay far below 2 MB); it is unpacked into fuzz/corpus/<target>/
+# (ignored by git) before a run and packed again, deterministically, after it.
+# A crash stops that target's run and leaves the input in fuzz/artifacts/<target>/: copy it to
+# tests/fuzz-regressions/<target>/ and `cargo test` (tests/fuzz_regressions.rs) replays it.
+# Executions and coverage go to fuzz/logs/<target>.log (full output: <target>.full.log.gz).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-600}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config elf)
+mkdir -p fuzz/logs
+for t in "${TARGETS[@]}"; do
+  corpus=fuzz/corpus/$t
+  if [ ! -d "$corpus" ] && [ -f "$corpus.tar.gz" ]; then
+    mkdir -p "$corpus" && tar -xzf "$corpus.tar.gz" -C "$corpus"
+  fi
+  mkdir -p "$corpus"
+  case $t in
+    config) maxlen=4096 ;;
+    elf) maxlen=16384 ;;
+    *) maxlen=4096 ;;
+  esac
+  echo "=== fuzz $t for ${SECS}s" >&2
+  nice -n 15 cargo +nightly fuzz run --fuzz-dir fuzz "$t" "$corpus" "fuzz/seeds/$t" -- \
+    -max_total_time="$SECS" -max_len="$maxlen" -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 > "fuzz/logs/$t.full.log" 2>&1 || true
+  grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|Done|stat::)|panicked at|SUMMARY|^artifact_prefix|Test unit written' \
+    "fuzz/logs/$t.full.log" > "fuzz/logs/$t.log" || true
+  grep -E '^#[0-9]+[[:space:]]' "fuzz/logs/$t.full.log" | tail -1 >> "fuzz/logs/$t.log" || true
+  gzip -f "fuzz/logs/$t.full.log"
+  cat "fuzz/logs/$t.log" >&2
+  if grep -q 'SUMMARY' "fuzz/logs/$t.log"; then
+    echo "!!! $t found a crash; inputs in fuzz/artifacts/$t/" >&2
+  fi
+  echo "=== minimise corpus of $t" >&2
+  nice -n 15 cargo +nightly fuzz cmin --fuzz-dir fuzz "$t" "$corpus" -- -max_len="$maxlen" \
+    -rss_limit_mb=2048 -timeout=10 > "fuzz/logs/$t.cmin.log" 2>&1
+  (cd "$corpus" && find . -type f -printf '%P\n' | LC_ALL=C sort |
+    tar --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - -T - | gzip -n9) > "$corpus.tar.gz"
+  echo "    $(ls "$corpus" | wc -l) files, $(du -sb "$corpus" | cut -f1) bytes, packed $(stat -c %s "$corpus.tar.gz") bytes" >&2
+done
