@@ -92,6 +92,25 @@ pub struct Job {
     pub estimate: f64,
 }
 
+#[cfg(test)]
+impl Job {
+    /// A job for unit tests: `program args`, writing `output`, nothing else set.
+    pub(crate) fn for_tests(program: &str, args: Vec<String>, output: PathBuf) -> Job {
+        Job {
+            program: program.into(),
+            args,
+            launcher: None,
+            output,
+            inputs: Vec::new(),
+            depfile: None,
+            label: "test".into(),
+            detail: String::new(),
+            threadable: false,
+            estimate: 1.0,
+        }
+    }
+}
+
 impl fmt::Display for Job {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.command_line(None))
@@ -382,17 +401,12 @@ const NVCC_SHELL_UNSAFE: &[char] = &['$', '`', '\\'];
 /// `CompileError::NvccShellUnsafe`); the host compiler and the linker are run directly and take
 /// any argument.
 pub fn check_nvcc_args(job: &Job) -> Result<(), CompileError> {
-    let is_nvcc = |p: &Path| p.file_name().is_some_and(|n| n == "nvcc");
-    let nvcc_at = if is_nvcc(&job.program) {
-        0
-    } else if job.args.first().is_some_and(|a| is_nvcc(Path::new(a))) {
-        1 // behind a compiler launcher
-    } else {
+    // A launcher (`Job::launcher`) is not nvcc's business: only the compiler and its arguments.
+    if job.program.file_name().is_none_or(|n| n != "nvcc") {
         return Ok(());
-    };
-    let words = std::iter::once(job.program.to_string_lossy().into_owned())
-        .chain(job.args.iter().cloned())
-        .skip(nvcc_at);
+    }
+    let words =
+        std::iter::once(job.program.to_string_lossy().into_owned()).chain(job.args.iter().cloned());
     for arg in words {
         // `\,` is nvcc's own escape inside -Xcompiler values; it never reaches the shell.
         if let Some(ch) = arg
@@ -417,16 +431,12 @@ mod tests {
     #[test]
     fn nvcc_arguments_its_shell_would_expand_are_refused() {
         let job = |program: &str, args: &[&str]| Job {
-            program: program.into(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-            launcher: None,
-            output: "x.o".into(),
-            inputs: Vec::new(),
-            depfile: None,
             label: "nvcc x.cu".into(),
-            detail: String::new(),
-            threadable: true,
-            estimate: 1.0,
+            ..Job::for_tests(
+                program,
+                args.iter().map(|s| s.to_string()).collect(),
+                "x.o".into(),
+            )
         };
         let safe = [
             "-DMSG=\"a b 'q' ;|&*\"",
@@ -437,7 +447,11 @@ mod tests {
         for bad in ["-DX=$HOME", "-DX=`id`", "-DX=a\\b"] {
             let e = check_nvcc_args(&job("/cuda/bin/nvcc", &["-c", bad])).unwrap_err();
             assert!(e.to_string().contains("nvcc would hand to /bin/sh"), "{e}");
-            let e = check_nvcc_args(&job("/usr/bin/ccache", &["/cuda/bin/nvcc", bad])).unwrap_err();
+            let behind_launcher = Job {
+                launcher: Some("/usr/bin/ccache".into()),
+                ..job("/cuda/bin/nvcc", &[bad])
+            };
+            let e = check_nvcc_args(&behind_launcher).unwrap_err();
             assert!(matches!(e, CompileError::NvccShellUnsafe { .. }), "{e}");
         }
         let e = check_nvcc_args(&job("/a $b/nvcc", &[])).unwrap_err();
@@ -458,22 +472,19 @@ mod tests {
 
     #[test]
     fn commands_display_shell_quoted() {
+        let args = [
+            "-gencode",
+            "arch=compute_90,code=sm_90",
+            "-DMSG=a b",
+            "$ORIGIN",
+        ];
         let job = Job {
-            program: "/opt/cuda/bin/nvcc".into(),
-            args: vec![
-                "-gencode".into(),
-                "arch=compute_90,code=sm_90".into(),
-                "-DMSG=a b".into(),
-                "$ORIGIN".into(),
-            ],
             launcher: Some("sccache".into()),
-            output: "x.o".into(),
-            inputs: Vec::new(),
-            depfile: None,
-            label: "nvcc x.cu".into(),
-            detail: String::new(),
-            threadable: true,
-            estimate: 1.0,
+            ..Job::for_tests(
+                "/opt/cuda/bin/nvcc",
+                args.map(String::from).to_vec(),
+                "x.o".into(),
+            )
         };
         assert_eq!(
             job.to_string(),

@@ -311,16 +311,12 @@ mod tests {
 
     fn job(dir: &Path, args: &[&str]) -> Job {
         Job {
-            program: "/bin/cc".into(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-            launcher: None,
-            output: dir.join("out.o"),
             inputs: vec![dir.join("in.c")],
-            depfile: None,
-            label: "cc in.c".into(),
-            detail: String::new(),
-            threadable: false,
-            estimate: 1.0,
+            ..Job::for_tests(
+                "/bin/cc",
+                args.iter().map(|s| s.to_string()).collect(),
+                dir.join("out.o"),
+            )
         }
     }
 

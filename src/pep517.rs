@@ -570,27 +570,19 @@ pub fn build_wheel(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let (
-        r,
-        Built {
-            out_dir,
-            reports,
-            tag,
-            timing,
-            _lock,
-        },
-    ) = build_checked(req, metadata_dir)?;
+    // `built` holds the build-dir lock until the wheel is written.
+    let (r, built) = build_checked(req, metadata_dir)?;
     let mut files = Files::default();
-    for (path, text) in import_helpers(&r, &reports) {
+    for (path, text) in import_helpers(&r, &built.reports) {
         files.add_bytes(&path, text, false);
     }
     for pkg in &r.plan.packages {
         add_package(&mut files, &r.plan.python_source, pkg, &r.plan)?;
     }
     for target in &r.plan.targets {
-        files.add_file(&target.wheel_path, &out_dir.join(&target.wheel_path))?;
+        files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
     }
-    finish_wheel(&r, wheel_dir, &tag, files, &timing)
+    finish_wheel(&r, wheel_dir, &built.tag, files, &built.timing)
 }
 
 /// Adds `.dist-info` (METADATA, entry points, licenses, WHEEL), writes and audits the wheel.
@@ -630,7 +622,7 @@ fn finish_wheel(
         });
     }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    if let Ok(Some(text)) = crate::wheel_size::report(&path, crate::wheel_size::WARN_BYTES) {
+    if let Ok(Some(text)) = crate::wheel_size::report(&path, size, crate::wheel_size::WARN_BYTES) {
         ui::warn(&text);
     }
     let archive = start.elapsed().as_secs_f64();
@@ -662,16 +654,8 @@ pub fn build_editable(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let (
-        r,
-        Built {
-            out_dir,
-            reports,
-            tag,
-            timing,
-            _lock,
-        },
-    ) = build_checked(req, metadata_dir)?;
+    // `built` holds the build-dir lock until the wheel is written.
+    let (r, built) = build_checked(req, metadata_dir)?;
     let src = &r.plan.python_source;
     let io = |path: &Path, source| archive::ArchiveError::Io {
         path: path.to_path_buf(),
@@ -687,17 +671,17 @@ pub fn build_editable(
         Ok(())
     };
     for target in &r.plan.targets {
-        let built = out_dir.join(&target.wheel_path);
-        let bytes = std::fs::read(&built).map_err(|e| io(&built, e))?;
+        let file = built.out_dir.join(&target.wheel_path);
+        let bytes = std::fs::read(&file).map_err(|e| io(&file, e))?;
         place(&target.wheel_path, &bytes)?;
     }
-    for (path, text) in import_helpers(&r, &reports) {
+    for (path, text) in import_helpers(&r, &built.reports) {
         place(&path, text.as_bytes())?;
     }
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    finish_wheel(&r, wheel_dir, &tag, files, &timing)
+    finish_wheel(&r, wheel_dir, &built.tag, files, &built.timing)
 }
 
 /// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its

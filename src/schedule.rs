@@ -51,6 +51,8 @@ pub fn jobserver_from_env() -> Option<jobserver::Client> {
 }
 
 struct State {
+    /// Per step: its freshness as checked before the run, while still current.
+    verdicts: Vec<Option<Freshness>>,
     /// Per step: how many of the steps it needs have not finished.
     waiting_on: Vec<usize>,
     ready: Vec<usize>,
@@ -87,10 +89,16 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         }
     }
     // Steps up to date before anything runs (in order: a step comes after what it needs).
+    // A step checked here and found stale has only fresh predecessors, so it is ready at once
+    // and its verdict still holds when it runs; other steps are checked after what they need.
+    let mut verdicts: Vec<Option<Freshness>> = vec![None; n];
     let mut fresh = vec![false; n];
     for (i, s) in steps.iter().enumerate() {
-        fresh[i] =
-            s.after.iter().all(|&d| fresh[d]) && opts.cache.check(&s.job) == Freshness::Fresh;
+        if s.after.iter().all(|&d| fresh[d]) {
+            let verdict = opts.cache.check(&s.job);
+            fresh[i] = verdict == Freshness::Fresh;
+            verdicts[i] = Some(verdict);
+        }
     }
     let expected: Vec<f64> = steps
         .iter()
@@ -114,6 +122,7 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     }
     let to_run = n - finished;
     let state = Mutex::new(State {
+        verdicts,
         waiting_on,
         ready,
         finished,
@@ -156,7 +165,7 @@ fn worker(
     loop {
         // Take the longest ready step and a slot to run it in.
         let mut st = state.lock().expect(LOCKED);
-        let (index, slot, threads) = loop {
+        let (index, slot, threads, verdict) = loop {
             if st.failure.is_some() || st.finished == steps.len() {
                 return;
             }
@@ -174,7 +183,8 @@ fn worker(
                     let tail = opts.jobserver.is_none()
                         && opts.workers > 1
                         && !st.ready.iter().any(|&r| steps[r].job.threadable);
-                    break (index, slot, tail.then_some(opts.workers));
+                    let verdict = st.verdicts[index].take();
+                    break (index, slot, tail.then_some(opts.workers), verdict);
                 }
                 // No slot free: make's tokens come back when other jobs end; look again soon.
                 st = wake
@@ -188,7 +198,7 @@ fn worker(
         drop(st);
 
         let step = &steps[index].job;
-        let outcome = run_step(step, opts, threads);
+        let outcome = run_step(step, opts, threads, verdict);
 
         let mut st = state.lock().expect(LOCKED);
         if matches!(slot, Slot::Implicit) {
@@ -239,13 +249,15 @@ fn longest(ready: &[usize], expected: &[f64]) -> Option<usize> {
     })
 }
 
-/// Runs one step unless its output is up to date; `Some(seconds)` when it ran.
+/// Runs one step unless its output is up to date (`verdict`, else checked now); `Some(seconds)`
+/// when it ran.
 fn run_step(
     job: &Job,
     opts: &Options<'_>,
     threads: Option<usize>,
+    verdict: Option<Freshness>,
 ) -> Result<Option<f64>, CompileError> {
-    match opts.cache.check(job) {
+    match verdict.unwrap_or_else(|| opts.cache.check(job)) {
         Freshness::Fresh => return Ok(None),
         Freshness::Stale { why } if opts.verbose => {
             ui::status(&format!("{}: runs because {why}", job.label))
@@ -286,16 +298,10 @@ mod tests {
         args.truncate(1);
         args.push(out.display().to_string());
         Job {
-            program: "/bin/cp".into(),
-            args,
-            launcher: None,
-            output: out,
             inputs: inputs.iter().map(|i| dir.join(i)).collect(),
-            depfile: None,
             label: format!("cp {name}"),
-            detail: String::new(),
-            threadable: false,
             estimate,
+            ..Job::for_tests("/bin/cp", args, out)
         }
     }
 

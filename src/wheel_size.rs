@@ -87,9 +87,8 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
-/// The warning text for a wheel above `limit` bytes, else `None`.
-pub fn report(wheel: &Path, limit: u64) -> std::io::Result<Option<String>> {
-    let size = std::fs::metadata(wheel)?.len();
+/// The warning text for a wheel of `size` bytes above `limit`, else `None`.
+pub fn report(wheel: &Path, size: u64, limit: u64) -> std::io::Result<Option<String>> {
     if size <= limit {
         return Ok(None);
     }
