@@ -80,8 +80,14 @@ pub struct Job {
     pub output: PathBuf,
     /// Files it reads, besides those the depfile lists (objects and libraries of a link).
     pub inputs: Vec<PathBuf>,
-    /// The dependency file the compiler writes (`-MD -MF`): the source and every header.
+    /// The dependency file the compiler writes (`-MD -MF`, added when it runs): the source and
+    /// every header.
     pub depfile: Option<PathBuf>,
+    /// Whether the depfile is left out the first time the step runs in a `build-dir` (nvcc
+    /// under sccache: there nvcc's dependency pass is a separate full preprocessing, about as
+    /// long as a cache hit itself; a clean CI checkout never needs the list). The step then
+    /// runs once more, with the depfile, if the same `build-dir` is built again.
+    pub depfile_lazy: bool,
     /// Short label for progress lines: `nvcc csrc/saxpy.cu`.
     pub label: String,
     /// What else the progress line shows: `sm_80,sm_90`.
@@ -103,6 +109,7 @@ impl Job {
             output,
             inputs: Vec::new(),
             depfile: None,
+            depfile_lazy: false,
             label: "test".into(),
             detail: String::new(),
             threadable: false,
@@ -131,9 +138,17 @@ pub fn quote(word: &str) -> String {
 }
 
 impl Job {
-    /// The words of the process to start: launcher, compiler, arguments, `--threads N`.
+    /// The words of the process to start: launcher, compiler, arguments, `-MD -MF depfile`,
+    /// `--threads N`.
     fn argv(&self, threads: Option<usize>) -> (PathBuf, Vec<String>) {
         let mut args = self.args.clone();
+        if let Some(depfile) = &self.depfile {
+            args.extend([
+                "-MD".into(),
+                "-MF".into(),
+                depfile.to_string_lossy().into_owned(),
+            ]);
+        }
         if let Some(n) = threads {
             args.extend(["--threads".into(), n.to_string()]);
         }
@@ -248,6 +263,10 @@ pub fn compile_jobs(
         .map(|g| g.code.as_str())
         .collect::<Vec<_>>()
         .join(",");
+    let nvcc_sccache = tc
+        .nvcc_launcher
+        .as_deref()
+        .is_some_and(crate::toolchain::is_sccache);
     ext.sources
         .iter()
         .map(|src| {
@@ -258,10 +277,6 @@ pub fn compile_jobs(
                 src.path.to_string_lossy().into_owned(),
                 "-o".into(),
                 output.to_string_lossy().into_owned(),
-                // The source and every header it included, for incremental builds.
-                "-MD".into(),
-                "-MF".into(),
-                depfile.to_string_lossy().into_owned(),
             ];
             let (program, args, tool) = match src.lang {
                 Lang::Cuda => {
@@ -277,11 +292,7 @@ pub fn compile_jobs(
                     // symbol names) from the project-relative path rather than the absolute one.
                     // sccache runs nvcc's steps itself and loses the object under
                     // `-objtemp` (exit 0, no file); cache hits are byte-identical anyway.
-                    if !tc
-                        .nvcc_launcher
-                        .as_deref()
-                        .is_some_and(crate::toolchain::is_sccache)
-                    {
+                    if !nvcc_sccache {
                         args.push("-objtemp".into());
                     }
                     args.extend([
@@ -323,7 +334,9 @@ pub fn compile_jobs(
                 },
                 output,
                 inputs: Vec::new(),
+                // The source and every header it included, for incremental builds.
                 depfile: Some(depfile),
+                depfile_lazy: cuda && nvcc_sccache,
                 label: format!("{tool} {}", src.rel.display()),
                 detail: if cuda { codes.clone() } else { String::new() },
                 threadable: cuda,
@@ -378,6 +391,7 @@ pub fn dlink_job(
         output,
         inputs,
         depfile: None,
+        depfile_lazy: false,
         label: format!("nvcc -dlink {}", ext.module),
         detail: String::new(),
         threadable: false,

@@ -31,7 +31,7 @@ use sha2::{Digest, Sha256};
 use crate::compile::Job;
 
 /// Bumped when the record format or the meaning of a key changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What a file looked like: enough to notice any change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +48,8 @@ struct Record {
     key: String,
     output: Stamp,
     deps: Vec<(PathBuf, Stamp)>,
+    /// Run without its depfile (`Job::depfile_lazy`): the headers it read are not known.
+    headers_unknown: bool,
     /// How long it took, for scheduling the longest steps first next time.
     secs: f64,
 }
@@ -168,6 +170,13 @@ impl Cache {
         if record.key != self.key(job) {
             return stale("its command or the toolchain changed".into());
         }
+        if record.headers_unknown {
+            return stale(
+                "the headers it includes are not known yet (its first build here went \
+                 through sccache without nvcc's dependency pass)"
+                    .into(),
+            );
+        }
         match self.stamp(&job.output, Some(&record.output)) {
             Ok(s) if s.sha256 == record.output.sha256 => {}
             _ => return stale(format!("{} changed or is missing", job.output.display())),
@@ -179,6 +188,11 @@ impl Cache {
             }
         }
         Freshness::Fresh
+    }
+
+    /// Whether `job` has run successfully in this `build-dir` before.
+    pub fn has_record(&self, job: &Job) -> bool {
+        self.read_record(job).is_some()
     }
 
     /// Forgets `job` before it runs, so an interrupted run is never taken for a finished one.
@@ -216,6 +230,7 @@ impl Cache {
             key: self.key(job),
             output: self.stamp(&job.output, None)?,
             deps,
+            headers_unknown: job.depfile_lazy && job.depfile.is_none(),
             secs,
         };
         std::fs::create_dir_all(&self.dir)?;
@@ -394,5 +409,46 @@ mod tests {
             .unwrap();
         cache.forget(&j);
         assert!(matches!(cache.check(&j), Freshness::Stale { .. }));
+    }
+
+    #[test]
+    fn a_lazy_depfile_left_out_makes_the_step_run_once_more_with_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join("in.c"), "int x;").unwrap();
+        std::fs::write(d.join("out.o"), "obj").unwrap();
+        let rule = format!(
+            "out.o: {} {}\n",
+            d.join("in.c").display(),
+            d.join("h.h").display()
+        );
+        std::fs::write(d.join("out.d"), rule).unwrap();
+        std::fs::write(d.join("h.h"), "int h;").unwrap();
+        let cache = Cache::open(d, String::new());
+        let later = SystemTime::now() + std::time::Duration::from_secs(1);
+        let lazy = Job {
+            depfile_lazy: true,
+            ..job(d, &[])
+        };
+        assert!(!cache.has_record(&lazy));
+        // First run without the depfile: recorded (and the same key), but never fresh.
+        cache.remember(&lazy, later, 1.0).unwrap();
+        assert!(cache.has_record(&lazy));
+        match cache.check(&lazy) {
+            Freshness::Stale { why } => assert!(why.contains("not known yet"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Run again with it: fresh, and a header change is seen.
+        let with_depfile = Job {
+            depfile: Some(d.join("out.d")),
+            ..lazy
+        };
+        cache.remember(&with_depfile, later, 1.0).unwrap();
+        assert_eq!(cache.check(&with_depfile), Freshness::Fresh);
+        std::fs::write(d.join("h.h"), "int h2;").unwrap();
+        assert!(matches!(
+            Cache::open(d, String::new()).check(&with_depfile),
+            Freshness::Stale { .. }
+        ));
     }
 }

@@ -172,6 +172,7 @@ pub fn link_job(
         output,
         inputs,
         depfile: None,
+        depfile_lazy: false,
         label: format!("link {}", target.wheel_path),
         detail: String::new(),
         threadable: false,

@@ -333,6 +333,8 @@ struct Timing {
     /// Reading the configuration, finding the toolchain and libraries.
     configure: f64,
     steps: schedule::Stats,
+    /// sccache's hits and misses during the compile stage, when it is the launcher.
+    sccache: Option<(u64, u64)>,
     /// ELF checks and the platform tag.
     audit: f64,
 }
@@ -488,6 +490,13 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     }
     let cache = Cache::open(build_dir, toolchain_identity(tc, req.python));
     let jobserver = schedule::jobserver_from_env();
+    // sccache's counters before and after, for the summary (other builds sharing its server
+    // at the same time would be counted too).
+    let sccache = [&tc.nvcc_launcher, &tc.launcher]
+        .into_iter()
+        .flatten()
+        .find(|l| toolchain::is_sccache(l));
+    let counts_before = sccache.and_then(|l| toolchain::sccache_counts(l));
     let stats = schedule::run(
         &steps,
         &schedule::Options {
@@ -497,6 +506,11 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             jobserver: jobserver.as_ref(),
         },
     )?;
+    let sccache_counts = match (sccache, counts_before) {
+        (Some(l), Some((hits, misses))) if stats.ran > 0 => toolchain::sccache_counts(l)
+            .map(|(h, m)| (h.saturating_sub(hits), m.saturating_sub(misses))),
+        _ => None,
+    };
 
     let audit_start = std::time::Instant::now();
     // Audit every ELF, derive Requires-Dist from what was linked, and the platform tag.
@@ -544,6 +558,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         timing: Timing {
             configure: 0.0,
             steps: stats,
+            sccache: sccache_counts,
             audit: audit_start.elapsed().as_secs_f64(),
         },
         _lock: lock,
@@ -628,13 +643,19 @@ fn finish_wheel(
     let archive = start.elapsed().as_secs_f64();
     let steps = &timing.steps;
     let total = timing.configure + steps.secs + timing.audit + archive;
-    ui::summary(&[
+    let mut lines = vec![
         format!("built {filename} ({}) in {total:.1} s", human_size(size)),
         format!(
             "configure {:.1} s | compile and link {:.1} s ({} steps ran, {} up to date) | audit {:.1} s | archive {:.1} s",
             timing.configure, steps.secs, steps.ran, steps.reused, timing.audit, archive
         ),
-    ]);
+    ];
+    if let Some((hits, misses)) = timing.sccache {
+        lines.push(format!(
+            "sccache: {hits} cache hits, {misses} misses (nvcc's steps count one by one)"
+        ));
+    }
+    ui::summary(&lines);
     Ok(filename)
 }
 

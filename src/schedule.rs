@@ -264,6 +264,17 @@ fn run_step(
         }
         Freshness::Stale { .. } => {}
     }
+    // A lazy depfile is left out when the step never ran here (see `Job::depfile_lazy`).
+    let without_depfile;
+    let job = if job.depfile_lazy && job.depfile.is_some() && !opts.cache.has_record(job) {
+        without_depfile = Job {
+            depfile: None,
+            ..job.clone()
+        };
+        &without_depfile
+    } else {
+        job
+    };
     opts.cache.forget(job);
     let threads = threads.filter(|_| job.threadable);
     if opts.verbose {

@@ -163,6 +163,25 @@ pub fn is_sccache(launcher: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with("sccache"))
 }
 
+/// sccache's server-wide cache hits and misses so far (every kind of compile it counts), from
+/// `sccache --show-stats --stats-format=json`; `None` when it cannot say.
+pub fn sccache_counts(launcher: &Path) -> Option<(u64, u64)> {
+    #[allow(clippy::disallowed_methods)] // asking the launcher its counters, for the summary
+    let out = Command::new(launcher)
+        .args(["--show-stats", "--stats-format=json"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    let sum = |key: &str| {
+        json["stats"][key]["counts"]
+            .as_object()
+            .map(|counts| counts.values().filter_map(|n| n.as_u64()).sum::<u64>())
+    };
+    Some((sum("cache_hits")?, sum("cache_misses")?))
+}
+
 /// The newest CUDA major whose complete toolkit is on PyPI.
 pub const PIP_MAJOR: u32 = 13;
 

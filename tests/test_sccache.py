@@ -86,17 +86,43 @@ def test_second_clean_build_is_served_from_redis(backend_python, tmp_path, redis
             work = tmp_path / "checkout"
             shutil.rmtree(work, ignore_errors=True)
             project = copy_example("saxpy", work)
-            start = time.monotonic()
             proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist{build}",
                         "-C", "archs=80;90"], env=env)
-            seconds = time.monotonic() - start
-            results.append((stats(sccache, env), seconds, Path(proc.stdout.strip().splitlines()[-1])))
+            results.append((stats(sccache, env), proc.stderr, Path(proc.stdout.strip().splitlines()[-1])))
+            if build == 2:
+                rebuilds = rebuild_twice(backend_python, project, env, tmp_path)
         finally:
             run([sccache, "--stop-server"], env=env, check=False)
-    (first, _, wheel1), (second, _, wheel2) = results
+    (first, log1, wheel1), (second, log2, wheel2) = results
     assert first["Cache misses"] >= 2, first  # the .cu and the .c went through sccache
     assert second["Cache misses"] == 0 and second["Cache hits"] >= first["Cache misses"], second
+    # The build summary says the same as sccache's own counters.
+    assert f"sccache: 0 cache hits, {first['Cache misses']} misses" in log1, log1
+    assert f"sccache: {second['Cache hits']} cache hits, 0 misses" in log2, log2
     assert hashlib.sha256(wheel1.read_bytes()).digest() == hashlib.sha256(wheel2.read_bytes()).digest()
+    # A clean build through sccache skips nvcc's dependency pass (under sccache a second full
+    # preprocessing, as long as the cache hit itself); the host compile keeps its depfile.
+    (deps_after_clean, first_rebuild, deps_after_rebuild, second_rebuild) = rebuilds
+    assert deps_after_clean == {"csrc__module.c.d"}, deps_after_clean
+    # Building that folder again runs the nvcc step once more (a cache hit) to learn its headers;
+    # the object comes out the same, so the link is not redone.
+    assert "the headers it includes are not known yet" in first_rebuild.stderr
+    assert "(1 steps ran, 2 up to date)" in first_rebuild.stderr, first_rebuild.stderr
+    assert deps_after_rebuild == {"csrc__module.c.d", "csrc__saxpy.cu.d"}, deps_after_rebuild
+    # From then on it is an ordinary incremental build: nothing runs.
+    assert "(0 steps ran, 3 up to date)" in second_rebuild.stderr, second_rebuild.stderr
+
+
+def rebuild_twice(backend_python, project: Path, env, tmp_path):
+    objects = project / "build/cudawheel/obj"
+    deps = lambda: {p.name for p in objects.rglob("*.d")}  # noqa: E731
+    after_clean = deps()
+    out = []
+    for n in (1, 2):
+        out.append(run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"re{n}",
+                        "-C", "archs=80;90", "-C", "verbose=true"], env=env))
+        out.append(deps())
+    return after_clean, out[0], out[1], out[2]
 
 
 def test_sccache_with_nvcc_13_3_or_newer_runs_nvcc_directly_and_says_so(backend_python, cu13_home, tmp_path):
