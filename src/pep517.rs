@@ -597,16 +597,27 @@ pub fn build_wheel(
     for target in &r.plan.targets {
         files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
     }
-    finish_wheel(&r, wheel_dir, &built.tag, files, &built.timing)
+    let previous = r.plan.build_dir.join("last.whl");
+    finish_wheel(
+        &r,
+        wheel_dir,
+        &built.tag,
+        files,
+        &built.timing,
+        Some(&previous),
+    )
 }
 
 /// Adds `.dist-info` (METADATA, entry points, licenses, WHEEL), writes and audits the wheel.
+/// `previous`: where the last wheel built in this build-dir is kept, to copy its unchanged
+/// members compressed (and where this one is kept once it passed the audit).
 fn finish_wheel(
     r: &Resolved,
     wheel_dir: &Path,
     tag: &str,
     mut files: Files,
     timing: &Timing,
+    previous: Option<&Path>,
 ) -> Result<String, Error> {
     let start = std::time::Instant::now();
     dist_info_files(r, &mut files)?;
@@ -626,6 +637,7 @@ fn finish_wheel(
         &dist_info_name(r),
         files,
         r.config.source_date_epoch,
+        previous,
     )?;
     // The built-in audit: the same checks as `python -m cudawheel audit`, on the finished file.
     let violations = crate::wheel_audit::audit_wheel(&path)?;
@@ -635,6 +647,9 @@ fn finish_wheel(
             wheel: filename,
             violations,
         });
+    }
+    if let Some(keep) = previous {
+        archive::keep_copy(&path, keep);
     }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     if let Ok(Some(text)) = crate::wheel_size::report(&path, size, crate::wheel_size::WARN_BYTES) {
@@ -702,7 +717,7 @@ pub fn build_editable(
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    finish_wheel(&r, wheel_dir, &built.tag, files, &built.timing)
+    finish_wheel(&r, wheel_dir, &built.tag, files, &built.timing, None)
 }
 
 /// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its
