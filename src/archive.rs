@@ -367,7 +367,9 @@ mod tests {
     fn unchanged_members_are_copied_compressed_from_the_previous_wheel() {
         use std::io::Read as _;
         let dir = tempfile::tempdir().unwrap();
-        let big: Vec<u8> = (0..200_000u32).map(|i| ((i % 251) ^ (i / 7)) as u8).collect();
+        let big: Vec<u8> = (0..200_000u32)
+            .map(|i| ((i % 251) ^ (i / 7)) as u8)
+            .collect();
         let files = |so: &[u8], py: &str| {
             let mut f = Files::default();
             f.add_bytes("pkg/_core.so", so.to_vec(), true);
