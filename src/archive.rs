@@ -184,7 +184,7 @@ impl Previous {
         Some(Previous { zip, record })
     }
 
-    /// The index of the member that holds exactly these bytes with this mode and time.
+    /// The member that holds exactly these bytes with this mode and time, ready to be copied.
     fn find(
         &mut self,
         path: &str,
@@ -192,7 +192,7 @@ impl Previous {
         bytes: &[u8],
         mode: u32,
         time: zip::DateTime,
-    ) -> Option<usize> {
+    ) -> Option<zip::read::ZipFile<'_, std::fs::File>> {
         let (h, size) = self.record.get(path)?;
         if h != hash || *size != bytes.len() as u64 {
             return None;
@@ -204,7 +204,7 @@ impl Previous {
             && member.crc32() == crc32fast::hash(bytes)
             && member.unix_mode().map(|m| m & 0o7777) == Some(mode)
             && member.last_modified() == Some(time);
-        same.then_some(index)
+        same.then_some(member)
     }
 }
 
@@ -259,14 +259,12 @@ pub fn write_wheel(
     let time = zip_time(epoch);
     for ((path, entry), hash) in order.into_iter().zip(&hashes) {
         let mode = if entry.executable { 0o755 } else { 0o644 };
+        // RECORD (no hash of its own) is always written anew.
         let reusable = match previous.as_mut() {
-            Some(prev) if !hash.is_empty() => prev
-                .find(path, hash, &entry.bytes, mode, time)
-                .map(|index| (prev, index)),
+            Some(prev) if !hash.is_empty() => prev.find(path, hash, &entry.bytes, mode, time),
             _ => None,
         };
-        if let Some((prev, index)) = reusable {
-            let member = prev.zip.by_index_raw(index).map_err(zip_err)?;
+        if let Some(member) = reusable {
             zip.raw_copy_file(member).map_err(zip_err)?;
             continue;
         }
@@ -410,26 +408,21 @@ mod tests {
             let size = zip.by_name(name).unwrap().compressed_size();
             size
         };
-        let out = |name: &str| dir.path().join(name);
-        let epoch = Some(1_700_000_000);
-        let fresh = write_wheel(
-            &out("a"),
-            "x-1-py3-none-any.whl",
-            "x-1.dist-info",
-            files(&big, "new"),
-            epoch,
-            None,
-        )
-        .unwrap();
-        let reused = write_wheel(
-            &out("b"),
-            "x-1-py3-none-any.whl",
-            "x-1.dist-info",
-            files(&big, "new"),
-            epoch,
-            Some(&prev),
-        )
-        .unwrap();
+        // The same files (the .so unchanged, __init__.py changed) into `dir/sub`.
+        let write = |sub: &str, epoch: u64, previous: Option<&Path>| {
+            write_wheel(
+                &dir.path().join(sub),
+                "x-1-py3-none-any.whl",
+                "x-1.dist-info",
+                files(&big, "new"),
+                Some(epoch),
+                previous,
+            )
+            .unwrap()
+        };
+        let epoch = 1_700_000_000;
+        let fresh = write("a", epoch, None);
+        let reused = write("b", epoch, Some(&prev));
         // The unchanged .so came over compressed as it was (level 1); __init__.py changed.
         assert_eq!(
             compressed(&reused, "pkg/_core.so"),
@@ -454,45 +447,21 @@ mod tests {
             .read_to_string(&mut init)
             .unwrap();
         assert_eq!(init, "new");
-        // Another time stamp, or another mode: deflated anew.
-        let later = write_wheel(
-            &out("c"),
-            "x-1-py3-none-any.whl",
-            "x-1.dist-info",
-            files(&big, "new"),
-            Some(1_800_000_000),
-            Some(&prev),
-        )
-        .unwrap();
+        // Another time stamp: deflated anew.
+        let later = write("c", 1_800_000_000, Some(&prev));
         assert_eq!(
             compressed(&later, "pkg/_core.so"),
             compressed(&fresh, "pkg/_core.so")
         );
         // A wheel of our own as `previous`: the result is byte for byte a fresh write.
-        let again = write_wheel(
-            &out("d"),
-            "x-1-py3-none-any.whl",
-            "x-1.dist-info",
-            files(&big, "new"),
-            epoch,
-            Some(&fresh),
-        )
-        .unwrap();
+        let again = write("d", epoch, Some(&fresh));
         assert_eq!(
             std::fs::read(&again).unwrap(),
             std::fs::read(&fresh).unwrap()
         );
         // An unreadable `previous` is no error.
         std::fs::write(dir.path().join("junk.whl"), b"not a zip").unwrap();
-        write_wheel(
-            &out("e"),
-            "x-1-py3-none-any.whl",
-            "x-1.dist-info",
-            files(&big, "new"),
-            epoch,
-            Some(&dir.path().join("junk.whl")),
-        )
-        .unwrap();
+        write("e", epoch, Some(&dir.path().join("junk.whl")));
     }
 
     #[test]
