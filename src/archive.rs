@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use sha2::Digest as _;
 
-use crate::error::Hint;
+use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use crate::error::Hint;
+use crate::hint::Hint;
 use crate::plan::{BuildPlan, Gencode, Lang, TargetPlan};
 use crate::python::PythonInfo;
 use crate::toolchain::Toolchain;

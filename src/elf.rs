@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::error::Hint;
+use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ElfError {

@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+pub use crate::hint::Hint;
+
 use crate::archive::ArchiveError;
 use crate::compile::CompileError;
 use crate::config::ConfigError;
@@ -40,13 +42,6 @@ pub enum Error {
     /// Building an sdist made for one CUDA major as another.
     #[error("This sdist is {sdist}, but this build would make {wheel}: an sdist builds only the CUDA major it was made for")]
     SdistMismatch { sdist: String, wheel: String },
-}
-
-/// Something a user can do about an error.
-pub trait Hint {
-    fn hints(&self) -> Vec<String> {
-        Vec::new()
-    }
 }
 
 impl Hint for Error {

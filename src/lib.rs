@@ -7,7 +7,7 @@
 //! | --- | --- | --- |
 //! | 1 configuration | `config/` | pyproject.toml + `Overrides` -> `Config` |
 //! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
-//! | 3 toolchain | `toolchain.rs` | `ToolConfig` + env -> `Toolchain` (nvcc, host compiler) |
+//! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, host compiler) |
 //! | 3b libraries | `libraries.rs` + `catalog.rs` | library names -> `FoundLibrary` (dirs, SONAMEs, provider) |
 //! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s (exact commands) |
 //! | 4a incremental | `incremental.rs` | `Job` + build-dir records -> reuse or run |
@@ -30,6 +30,7 @@ pub mod elf;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzz_entry;
+pub mod hint;
 pub mod import_helper;
 pub mod incremental;
 pub mod libraries;

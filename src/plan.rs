@@ -9,7 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx, Sourced};
-use crate::error::Hint;
+use crate::hint::Hint;
 use crate::python::PythonInfo;
 
 #[derive(Debug, thiserror::Error)]

@@ -36,7 +36,7 @@ pub enum AuditError {
     },
 }
 
-impl crate::error::Hint for AuditError {
+impl crate::hint::Hint for AuditError {
     fn hints(&self) -> Vec<String> {
         vec!["pass the path of a wheel (.whl) file that a build finished writing".into()]
     }

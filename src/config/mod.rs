@@ -15,7 +15,7 @@ pub use tool::{
     TARGET_KEYS, TOP_KEYS,
 };
 
-use crate::error::Hint;
+use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
-use crate::error::Hint;
+use crate::hint::Hint;
 use crate::python::PythonInfo;
 
 #[derive(Debug, thiserror::Error)]
