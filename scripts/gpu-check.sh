@@ -18,6 +18,14 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 GPU=$ROOT/.gpu
 PY=${PYTHON:-python3}
+# Parts of the check contributed per capability (scripts/gpu-checks/README.md).
+PARTS=()
+for part in "$ROOT"/scripts/gpu-checks/*.sh; do
+  [[ -e $part ]] || continue
+  # shellcheck source=/dev/null
+  source "$part"
+  PARTS+=("$(basename "$part" .sh)")
+done
 
 prepare() {
   rm -rf "$GPU"; mkdir -p "$GPU"
@@ -80,7 +88,10 @@ prepare() {
   cp examples/shared_calc/check_gpu.py "$GPU/check_shared_calc.py"
   cp examples/pybind_saxpy/check_gpu.py "$GPU/check_pybind_saxpy.py"
   cp examples/nanobind_saxpy/check_gpu.py "$GPU/check_nanobind_saxpy.py"
+  local t
+  for t in "${PARTS[@]}"; do mkdir -p "$GPU/$t"; "prepare_$t"; done
   ls -la "$GPU" >&2
+  du -sh "$GPU" >&2
 }
 
 device() {
@@ -163,11 +174,15 @@ PYEOF
   "$V/bin/pip" install -q --no-index --find-links "$GPU" "nvidia-cuda-runtime>=13,<14"
   "$V/bin/pip" install -q --no-index --no-deps --target /tmp/split-target "$GPU"/saxpy_cu13-*.whl
   (cd /tmp && PYTHONPATH=/tmp/split-target "$V/bin/python" "$GPU/check_saxpy.py")
+  local t
+  for t in "${PARTS[@]}"; do echo "=== part: $t"; "device_$t"; done
   echo "GPU CHECK PASSED"
 }
 
 case "${1:-}" in
   prepare) prepare ;;
   device) device ;;
-  *) echo "usage: $0 prepare|device" >&2; exit 2 ;;
+  prepare-only) mkdir -p "$GPU/${2:?topic}"; "prepare_$2" ;;
+  device-only) set -x; "device_${2:?topic}"; echo "GPU PART $2 PASSED" ;;
+  *) echo "usage: $0 prepare|device|prepare-only TOPIC|device-only TOPIC" >&2; exit 2 ;;
 esac

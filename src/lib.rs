@@ -33,6 +33,7 @@ pub mod fuzz_entry;
 pub mod hint;
 pub mod import_helper;
 pub mod incremental;
+pub mod inspect;
 pub mod libraries;
 pub mod link;
 pub mod metadata;
