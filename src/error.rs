@@ -30,6 +30,8 @@ pub enum Error {
     Archive(#[from] ArchiveError),
     #[error(transparent)]
     Audit(#[from] crate::wheel_audit::AuditError),
+    #[error(transparent)]
+    Variant(#[from] crate::variants::VariantError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
     AuditFailed {
@@ -54,6 +56,7 @@ impl Hint for Error {
             Error::Elf(e) => e.hints(),
             Error::Archive(e) => e.hints(),
             Error::Audit(e) => e.hints(),
+            Error::Variant(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),

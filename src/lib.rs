@@ -15,6 +15,7 @@
 //! | 5 link | `link.rs` | objects -> one shared object per extension |
 //! | 6 ELF audit and tag | `elf.rs` | `.so` -> `ElfReport`, audit, platform tag |
 //! | 7 archives | `archive.rs` + `metadata.rs` | files -> wheel / sdist |
+//! | 7a variants | `variants.rs` | config + GPU code in the ELFs -> variant.json, label; wheels -> `*-variants.json` |
 //! | 7b size | `wheel_size.rs` | wheel -> warning above 100 MiB (biggest members, archs) |
 //!
 //! `pep517.rs` is the only module that calls more than one stage; `py.rs` the only one that
@@ -45,6 +46,7 @@ pub mod python;
 pub mod schedule;
 pub mod toolchain;
 pub mod ui;
+pub mod variants;
 pub mod wheel_audit;
 pub mod wheel_size;
 

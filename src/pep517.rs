@@ -24,6 +24,7 @@ use crate::python::PythonInfo;
 use crate::schedule::{self, Step};
 use crate::toolchain::{self, Toolchain};
 use crate::ui;
+use crate::variants;
 
 /// What every hook gets: the project, the overrides (config settings + environment), and the
 /// Python that runs the build.
@@ -47,6 +48,8 @@ struct Resolved {
     target_libs: Vec<Vec<String>>,
     /// `Requires-Dist` of the NVIDIA wheels, from every shared library the targets link.
     cuda_requires: Vec<String>,
+    /// The wheel variant this build makes, if any (PEP 825).
+    variant: Option<variants::Spec>,
 }
 
 impl Resolved {
@@ -174,7 +177,8 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     {
         return Err(PlanError::NoTargets.into());
     }
-    let name = DistName::new(&config.project, &config.tool.suffix_for(major));
+    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
+    let name = dist_name(&config, variant.as_ref(), major);
     check_sdist_name(&config.root, &name)?;
     let mut r = Resolved {
         config,
@@ -184,6 +188,7 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         libs,
         target_libs,
         cuda_requires: Vec::new(),
+        variant,
     };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.
@@ -197,6 +202,15 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         .collect();
     r.cuda_requires = requirements_for(r.libs.values(), &listed);
     Ok(r)
+}
+
+/// The distribution name: the project's, plus `name-suffix` unless this is a variant build
+/// (variants of every CUDA major share one name).
+fn dist_name(config: &Config, variant: Option<&variants::Spec>, major: u32) -> DistName {
+    match variant {
+        Some(_) => DistName::new(&config.project, ""),
+        None => DistName::new(&config.project, &config.tool.suffix_for(major)),
+    }
 }
 
 /// An unpacked sdist (it has PKG-INFO) builds only the distribution it is named for: its Name
@@ -597,6 +611,7 @@ pub fn build_wheel(
     for target in &r.plan.targets {
         files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
     }
+    let variant = variant_of(&r, &built.out_dir)?;
     let previous = r.plan.build_dir.join("last.whl");
     finish_wheel(
         &r,
@@ -605,7 +620,32 @@ pub fn build_wheel(
         files,
         &built.timing,
         Some(&previous),
+        variant.as_ref(),
     )
+}
+
+/// A variant build's label and `variant.json`, its properties derived from the GPU code of
+/// the ELF files built into `out_dir`.
+fn variant_of(r: &Resolved, out_dir: &Path) -> Result<Option<(String, String)>, Error> {
+    let Some(spec) = &r.variant else {
+        return Ok(None);
+    };
+    let mut code = variants::GpuCode::default();
+    for target in &r.plan.targets {
+        let path = out_dir.join(&target.wheel_path);
+        let bytes = std::fs::read(&path).map_err(|source| archive::ArchiveError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        code.add_elf(&bytes);
+    }
+    let nvcc = &r.toolchain.nvcc;
+    let label = spec.label_for(nvcc.major);
+    let properties = spec.properties_for(nvcc.major, nvcc.minor, &code);
+    Ok(Some((
+        label.clone(),
+        spec.variant_json(&label, &properties),
+    )))
 }
 
 /// Adds `.dist-info` (METADATA, entry points, licenses, WHEEL), writes and audits the wheel.
@@ -618,6 +658,7 @@ fn finish_wheel(
     mut files: Files,
     timing: &Timing,
     previous: Option<&Path>,
+    variant: Option<&(String, String)>,
 ) -> Result<String, Error> {
     let start = std::time::Instant::now();
     dist_info_files(r, &mut files)?;
@@ -626,11 +667,13 @@ fn finish_wheel(
         metadata::wheel_file(tag),
         false,
     );
-    let filename = format!(
-        "{}-{}-{tag}.whl",
-        r.name.file_stem(),
-        r.config.project.version
-    );
+    let mut filename = format!("{}-{}-{tag}", r.name.file_stem(), r.config.project.version);
+    if let Some((label, json)) = variant {
+        let member = format!("{}/{}", dist_info_name(r), variants::DIST_INFO_FILE);
+        files.add_bytes(&member, json.clone(), false);
+        filename = format!("{filename}-{label}");
+    }
+    filename.push_str(".whl");
     let path = archive::write_wheel(
         wheel_dir,
         &filename,
@@ -717,7 +760,16 @@ pub fn build_editable(
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    finish_wheel(&r, wheel_dir, &built.tag, files, &built.timing, None)
+    let variant = variant_of(&r, &built.out_dir)?;
+    finish_wheel(
+        &r,
+        wheel_dir,
+        &built.tag,
+        files,
+        &built.timing,
+        None,
+        variant.as_ref(),
+    )
 }
 
 /// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its
@@ -801,22 +853,35 @@ fn add_package(
 pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let plan = BuildPlan::new(&config, req.python)?;
-    let major = toolchain::resolve_major(&config.tool, &req.overrides.env, req.python)?;
-    let name = DistName::new(&config.project, &config.tool.suffix_for(major));
+    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
+    // A variant sdist has the project's own name and builds every CUDA major: no major is
+    // pinned, and discovery need not find a toolkit.
+    let major = match variant {
+        Some(_) => None,
+        None => Some(toolchain::resolve_major(
+            &config.tool,
+            &req.overrides.env,
+            req.python,
+        )?),
+    };
+    let name = dist_name(&config, variant.as_ref(), major.unwrap_or(0));
     let top = format!("{}-{}", name.file_stem(), config.project.version);
     let root = &config.root;
     let mut files = Files::default();
 
-    // pyproject.toml with the resolved major pinned: the sdist's Name is per CUDA major.
+    // pyproject.toml with the resolved major pinned: the sdist's Name is per CUDA major
+    // (a variant sdist's is not).
     let mut doc: toml_edit::DocumentMut = config
         .pyproject_text
         .parse()
         .expect("parsed once already by Config::load");
-    let tool = doc
-        .entry("tool")
-        .or_insert(toml_edit::table())
-        .as_table_mut();
-    if let Some(tool) = tool {
+    let tool = major.and_then(|m| {
+        doc.entry("tool")
+            .or_insert(toml_edit::table())
+            .as_table_mut()
+            .map(|t| (t, m))
+    });
+    if let Some((tool, major)) = tool {
         tool.set_implicit(true);
         if let Some(cw) = tool
             .entry("cudawheel")
@@ -917,4 +982,43 @@ pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
         ),
         requires,
     })
+}
+
+/// `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13`: one wheel per CUDA major,
+/// each with the toolkit discovery finds for that major and its own build-dir
+/// (`<build-dir>/cu<major>`); for a variant build, then `OUT/<name>-<version>-variants.json`.
+/// Returns the files written. Stops at the first failing major (wheels already written stay:
+/// each is complete).
+pub fn build_matrix(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    majors: &[u32],
+) -> Result<Vec<PathBuf>, Error> {
+    let config = Config::load(req.source_tree, req.overrides)?;
+    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
+    let mut written = Vec::new();
+    for &major in majors {
+        let mut overrides = req.overrides.clone();
+        overrides.settings.retain(|k, _| {
+            let bare = k.strip_prefix("cudawheel.").unwrap_or(k);
+            bare != "cuda" && bare != "build-dir"
+        });
+        overrides.settings.insert("cuda".into(), major.to_string());
+        overrides.settings.insert(
+            "build-dir".into(),
+            format!("{}/cu{major}", config.tool.build_dir.trim_end_matches('/')),
+        );
+        let one = Request {
+            overrides: &overrides,
+            ..req.clone()
+        };
+        written.push(wheel_dir.join(build_wheel(&one, wheel_dir, None)?));
+    }
+    if variant.is_some() {
+        for index in variants::index_for_dir(wheel_dir)? {
+            ui::status(&format!("wrote {}", index.display()));
+            written.push(index);
+        }
+    }
+    Ok(written)
 }

@@ -87,9 +87,52 @@ fn hook(
     .map_err(BuildError::new_err)
 }
 
+/// `build_matrix(source_tree, output_dir, majors, settings_json, python_json) -> [paths]`:
+/// one wheel per CUDA major (and the variants index for a variant build).
+#[pyfunction]
+fn build_matrix(
+    py: Python<'_>,
+    source_tree: &str,
+    output_dir: &str,
+    majors: Vec<u32>,
+    settings_json: &str,
+    python_json: &str,
+) -> PyResult<Vec<String>> {
+    py.detach(|| -> Result<Vec<String>, String> {
+        let settings: BTreeMap<String, String> = serde_json::from_str(settings_json)
+            .map_err(|e| format!("cudawheel: internal error: bad settings: {e}"))?;
+        let python: PythonInfo = serde_json::from_str(python_json)
+            .map_err(|e| format!("cudawheel: internal error: bad interpreter facts: {e}"))?;
+        let overrides = Overrides::from_process_env(settings);
+        let req = Request {
+            source_tree: Path::new(source_tree),
+            overrides: &overrides,
+            python: &python,
+        };
+        pep517::build_matrix(&req, Path::new(output_dir), &majors)
+            .map(|v| v.iter().map(|p| p.display().to_string()).collect())
+            .map_err(|e| crate::render(&e))
+    })
+    .map_err(BuildError::new_err)
+}
+
+/// `variants_json(dir) -> [paths]`: (re)writes `<name>-<version>-variants.json` from the
+/// variant wheels in `dir`.
+#[pyfunction]
+fn variants_json(py: Python<'_>, dir: &str) -> PyResult<Vec<String>> {
+    py.detach(|| {
+        crate::variants::index_for_dir(Path::new(dir))
+            .map(|v| v.iter().map(|p| p.display().to_string()).collect())
+            .map_err(|e| crate::render(&Error::from(e)))
+    })
+    .map_err(BuildError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hook, m)?)?;
+    m.add_function(wrap_pyfunction!(build_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(variants_json, m)?)?;
     m.add("BuildError", m.py().get_type::<BuildError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

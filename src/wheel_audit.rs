@@ -95,8 +95,11 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| bad(e.to_string()))?;
         let name = entry.name().to_string();
-        let interesting =
-            name.ends_with(".so") || name.contains(".so.") || name.ends_with(".dist-info/METADATA");
+        let interesting = name.ends_with(".so")
+            || name.contains(".so.")
+            || name.ends_with(".dist-info/METADATA")
+            || name.ends_with(".dist-info/RECORD")
+            || name.ends_with(".dist-info/variant.json");
         if interesting {
             let mut bytes = Vec::new();
             entry
@@ -127,6 +130,27 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .next()
         .unwrap_or("")
         .to_string();
+    let mut violations = Vec::new();
+    // A variant wheel (PEP 825): the label after the platform tag.
+    let member = |suffix: &str| members.iter().find(|(n, _)| n.ends_with(suffix));
+    let dist_info = member(".dist-info/METADATA")
+        .and_then(|(n, _)| n.split_once('/'))
+        .map_or("", |(d, _)| d);
+    let record = member(".dist-info/RECORD")
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    let variant_json = member(".dist-info/variant.json").map(|(_, b)| b.as_slice());
+    for (problem, fix) in crate::variants::audit(&filename, variant_json, &record, dist_info) {
+        violations.push(Violation {
+            file: filename.clone(),
+            problem,
+            fix,
+        });
+    }
+    let platform = match crate::variants::split_wheel_name(&filename) {
+        Some((_, _, Some(label))) => platform_before_label(&filename, label),
+        _ => platform,
+    };
     let system_rpath_wheel = platform.starts_with("linux_");
 
     let mut reports: Vec<(String, ElfReport)> = Vec::new();
@@ -142,7 +166,6 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .flat_map(|(n, r)| [r.soname.clone(), n.rsplit('/').next().map(str::to_string)])
         .flatten()
         .collect();
-    let mut violations = Vec::new();
     let mut provided: BTreeSet<String> = own.clone();
     for (member, r) in &reports {
         let v = |problem: String, fix: &str| Violation {
@@ -246,6 +269,18 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         }
     }
     Ok(violations)
+}
+
+/// The platform tag of a variant wheel's file name (the part before `-<label>.whl`).
+fn platform_before_label(filename: &str, label: &str) -> String {
+    filename
+        .trim_end_matches(".whl")
+        .trim_end_matches(label)
+        .trim_end_matches('-')
+        .rsplit('-')
+        .next()
+        .unwrap_or("")
+        .to_string()
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
 """`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
-`python -m cudawheel audit WHEEL [WHEEL ...]`
+`python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
+`python -m cudawheel audit WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
 rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag). doctor
 reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
 wheel built now would be named and declare; it works outside a project too.
+`wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
+for it and its own build-dir; with `variant` set it also writes OUT/<name>-<version>-variants.json,
+which `variants-json DIR` (re)writes from the variant wheels in DIR.
 """
 
 from __future__ import annotations
@@ -47,16 +51,54 @@ def _doctor(project, settings) -> int:
     return 0
 
 
+def _variants_json(folder) -> int:
+    from . import _core
+
+    try:
+        written = _core.variants_json(os.path.abspath(folder))
+    except _core.BuildError as err:
+        sys.stderr.write(f"{err}\n")
+        return 1
+    for path in written:
+        print(path)
+    return 0
+
+
+def _matrix(out_dir, majors, settings) -> int:
+    from . import _core, _settings
+
+    os.makedirs(out_dir, exist_ok=True)
+    try:
+        written = _core.build_matrix(os.getcwd(), out_dir, majors, _settings(settings),
+                                     json.dumps(_python_info()))
+    except _core.BuildError as err:
+        sys.stderr.write(f"{err}\n")
+        return 1
+    for path in written:
+        print(path)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit"])
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
     parser.add_argument(
         "-C", "--config-setting", action="append", default=[], metavar="KEY=VALUE",
         help="a [tool.cudawheel] key, as pip's -C passes it",
     )
+    parser.add_argument(
+        "--cuda", action="append", type=int, default=[], metavar="MAJOR",
+        help="wheel: build for this CUDA major (repeat for several)",
+    )
     args = parser.parse_args(argv)
+    if args.cuda and args.command != "wheel":
+        parser.error("--cuda goes with the wheel command")
+    if args.command == "variants-json":
+        if len(args.paths) != 1:
+            parser.error("variants-json: name one folder of wheels")
+        return _variants_json(args.paths[0])
     if args.command == "audit":
         if not args.paths:
             parser.error("audit: name at least one wheel")
@@ -68,11 +110,13 @@ def main(argv=None) -> int:
         key, sep, value = item.partition("=")
         if not sep:
             parser.error(f"-C {item!r}: expected KEY=VALUE")
-        settings[key] = value
+        settings[key.strip()] = value
     if args.command == "doctor":
         return _doctor(args.paths[0] if args.paths else ".", settings)
     out_dir = os.path.abspath(args.out_dir)
     os.chdir(args.paths[0] if args.paths else ".")
+    if args.cuda:
+        return _matrix(out_dir, args.cuda, settings)
     if args.command == "requires":
         for req in get_requires_for_build_wheel(settings):
             print(req)

@@ -10,9 +10,9 @@ use std::path::{Component, Path, PathBuf};
 
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
-    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, KeyDef, LibraryConfig, Origin,
-    Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty, LIBRARY_KEYS, TABLE_KEYS,
-    TARGET_KEYS, TOP_KEYS,
+    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, KeyDef,
+    LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty,
+    LIBRARY_KEYS, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };
 
 use crate::hint::Hint;
@@ -161,12 +161,15 @@ pub struct Config {
     pub source_date_epoch: Option<u64>,
     /// The pyproject.toml text as read (the sdist ships it).
     pub pyproject_text: String,
+    /// The top-level `[variant]` table (PEP 817's providers and priorities), if any.
+    pub variant_table: Option<toml::Table>,
 }
 
 #[derive(serde::Deserialize)]
 struct RawDocument {
     project: Option<toml::Value>,
     tool: Option<toml::Table>,
+    variant: Option<toml::Value>,
 }
 
 impl Config {
@@ -240,12 +243,25 @@ impl Config {
                     })?,
             ),
         };
+        let variant_table = match doc.variant {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(t),
+            Some(other) => {
+                return Err(ConfigError::WrongType {
+                    key: "variant".into(),
+                    origin: Origin::Pyproject,
+                    expected: "a table (`[variant]`)".into(),
+                    found: other.type_str().into(),
+                })
+            }
+        };
         Ok(Config {
             root,
             project,
             tool,
             source_date_epoch,
             pyproject_text: text,
+            variant_table,
         })
     }
 }

@@ -17,7 +17,7 @@ fn ty_schema(ty: Ty) -> Value {
         Ty::PositiveInt => json!({"type": "integer", "minimum": 1}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::List => strings,
-        Ty::ListOrStr => json!({"oneOf": [{"type": "string"}, strings]}),
+        Ty::ListOrStr | Ty::SemicolonList => json!({"oneOf": [{"type": "string"}, strings]}),
         Ty::CudaMajor => json!({"oneOf": [
             {"type": "integer", "enum": [11, 12, 13]},
             {"type": "string", "enum": ["auto", "11", "12", "13"]}
@@ -124,6 +124,7 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
             Ty::Bool => "boolean".to_string(),
             Ty::List => "list of strings".to_string(),
             Ty::ListOrStr => "list of strings or `;`-separated string".to_string(),
+            Ty::SemicolonList => "list of strings or `;`-separated string".to_string(),
             Ty::CudaMajor => "`11` \\| `12` \\| `13` \\| `\"auto\"`".to_string(),
         };
         let default = k.default.replace('|', "\\|");

@@ -38,6 +38,8 @@ enum Kind {
     Bool,
     /// `;`-separated list.
     List,
+    /// `;`-separated list whose items keep their inner spaces.
+    SemicolonList,
     /// An integer when it parses as one, else a string (`cuda = 13` or `"auto"`).
     IntOrStr,
 }
@@ -60,6 +62,9 @@ pub enum Ty {
     ListOrStr,
     /// `11`, `12`, `13` (integer or string) or `"auto"`.
     CudaMajor,
+    /// A list of strings, or one string split on `;` only (items may hold spaces:
+    /// `nvidia :: sm_arch :: 90_real`).
+    SemicolonList,
 }
 
 impl Ty {
@@ -70,6 +75,7 @@ impl Ty {
             Ty::Bool => Kind::Bool,
             Ty::List | Ty::ListOrStr => Kind::List,
             Ty::CudaMajor => Kind::IntOrStr,
+            Ty::SemicolonList => Kind::SemicolonList,
         }
     }
 }
@@ -116,6 +122,10 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
     key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added)."),
     key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
+    key("variant", Ty::SemicolonList, "none", "Build a wheel variant (PEP 825): \"cuda\" derives its properties from the build (nvidia :: cuda_version_lower_bound, nvidia :: sm_arch of the GPU code in the ELF files); or explicit \"namespace :: feature :: value\" properties (`;`-separated in -C and the environment). The distribution keeps the project's name; the file name ends with the label."),
+    key("variant-label", Ty::Pattern("^[0-9a-z_.]+$"), "cu<major> with variant = \"cuda\"", "The variant label ending the wheel's file name (required with explicit properties; `null` is the null variant's)."),
+    key("null-variant", Ty::Bool, "false", "true: build the null variant (no properties, label `null`), e.g. a CPU fallback that installers rank after every other variant."),
+    key("variant-driver-floor", Ty::Choice(&["mvc", "toolkit"]), "\"mvc\"", "The derived nvidia :: cuda_version_lower_bound: \"mvc\" = <major>.0 (CUDA minor-version compatibility: SASS from a newer minor runs on the major's .0 driver), \"toolkit\" = nvcc's major.minor (needed when the wheel relies on PTX JIT, which a driver older than the toolkit cannot compile)."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
 pub const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
@@ -210,6 +220,16 @@ pub enum Cudart {
     Static,
 }
 
+/// Which driver a derived variant's `cuda_version_lower_bound` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DriverFloor {
+    /// `<major>.0`: CUDA's minor-version compatibility.
+    #[default]
+    Mvc,
+    /// The toolkit's `major.minor`.
+    Toolkit,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CudaDeps {
     Required,
@@ -289,6 +309,8 @@ pub struct ToolConfig {
     pub cuda: Sourced<CudaChoice>,
     pub toolkit: Sourced<ToolkitChoice>,
     pub name_suffix: String,
+    /// Where `name-suffix` was set, if it was (a variant build refuses one).
+    pub name_suffix_origin: Option<Origin>,
     /// Raw arch specs (validated by the plan, which knows the CUDA major).
     pub archs: Option<Sourced<Vec<String>>>,
     pub ptx: Ptx,
@@ -309,6 +331,11 @@ pub struct ToolConfig {
     pub extensions: Vec<TargetConfig>,
     pub shared_libraries: Vec<TargetConfig>,
     pub libraries: BTreeMap<String, LibraryConfig>,
+    /// `variant`: `["cuda"]` or property strings, validated by `crate::variants`.
+    pub variant: Option<Sourced<Vec<String>>>,
+    pub variant_label: Option<Sourced<String>>,
+    pub null_variant: Option<Sourced<bool>>,
+    pub variant_driver_floor: DriverFloor,
 }
 
 /// The PEP 517 `config_settings` and the process environment, as plain data.
@@ -421,6 +448,14 @@ fn split_list(s: &str) -> Vec<String> {
         .collect()
 }
 
+fn split_semicolons(s: &str) -> Vec<toml::Value> {
+    s.split(';')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| toml::Value::String(p.to_string()))
+        .collect()
+}
+
 /// A short description of a TOML value for messages: `string "abc"`, `integer 3`, ...
 fn describe(value: &toml::Value) -> String {
     match value {
@@ -456,6 +491,7 @@ fn coerce(raw: &str, kind: Kind) -> toml::Value {
                 .map(toml::Value::String)
                 .collect(),
         ),
+        Kind::SemicolonList => toml::Value::Array(split_semicolons(raw)),
     }
 }
 
@@ -589,6 +625,7 @@ impl ToolConfig {
                 origin: f.origin.clone(),
             },
         };
+        let name_suffix_origin = get("name-suffix").map(|f| f.origin.clone());
         let name_suffix = match get("name-suffix") {
             None => "-cu{major}".to_string(),
             Some(f) => {
@@ -701,6 +738,47 @@ impl ToolConfig {
             },
         };
 
+        let variant = get("variant")
+            .map(|f| {
+                let list = match f.value {
+                    toml::Value::String(s) => split_semicolons(s)
+                        .into_iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                    _ => f.list()?,
+                };
+                if list.is_empty() {
+                    return Err(f.invalid(
+                        "give \"cuda\" or at least one \"namespace :: feature :: value\" property",
+                    ));
+                }
+                Ok(Sourced {
+                    value: list,
+                    origin: f.origin.clone(),
+                })
+            })
+            .transpose()?;
+        let variant_label = get("variant-label")
+            .map(|f| {
+                f.string().map(|value| Sourced {
+                    value,
+                    origin: f.origin.clone(),
+                })
+            })
+            .transpose()?;
+        let null_variant = get("null-variant")
+            .map(|f| {
+                f.boolean().map(|value| Sourced {
+                    value,
+                    origin: f.origin.clone(),
+                })
+            })
+            .transpose()?;
+        let variant_driver_floor = get("variant-driver-floor")
+            .map(|f| f.one_of(&[("mvc", DriverFloor::Mvc), ("toolkit", DriverFloor::Toolkit)]))
+            .transpose()?
+            .unwrap_or_default();
+
         let extensions = parse_targets(table, "extension")?;
         let shared_libraries = parse_targets(table, "shared-library")?;
         let libraries = parse_libraries(table)?;
@@ -709,6 +787,7 @@ impl ToolConfig {
             cuda,
             toolkit,
             name_suffix,
+            name_suffix_origin,
             archs,
             ptx,
             cudart,
@@ -726,6 +805,10 @@ impl ToolConfig {
             extensions,
             shared_libraries,
             libraries,
+            variant,
+            variant_label,
+            null_variant,
+            variant_driver_floor,
         })
     }
 
