@@ -60,6 +60,7 @@ impl Hint for Error {
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
+                "an sdist made with `variant` set has no -cuNN in its name and builds variant wheels only: pass `-C variant=cuda` (or the same variant settings)".into(),
             ],
             Error::InconsistentMetadata(_) => {
                 vec![

@@ -114,6 +114,7 @@ fn requirements_for<'a>(
 
 fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
+    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut plan = BuildPlan::new(&config, req.python)?;
     crate::bindings::apply(&mut plan, &req.python.sys_path)?;
     let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
@@ -177,7 +178,6 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     {
         return Err(PlanError::NoTargets.into());
     }
-    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let name = dist_name(&config, variant.as_ref(), major);
     check_sdist_name(&config.root, &name)?;
     let mut r = Resolved {
@@ -271,6 +271,7 @@ fn dist_info_files(r: &Resolved, files: &mut Files) -> Result<(), Error> {
 
 pub fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
+    variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     Ok(toolchain::build_requirements(
         &config.tool,
         &req.overrides.env,

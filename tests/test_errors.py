@@ -364,6 +364,40 @@ STATIC_CASES = [
     # toolkits
     ("pip-toolkit-for-cuda-11", dict(tool_extra='cuda = 11\ntoolkit = "pip"'), [], {},
      ['`tool.cudawheel.toolkit` = "pip" (from pyproject.toml) cannot build CUDA 11', "hint: install that toolkit"]),
+    # wheel variants (issue 15)
+    ("variant-label-uppercase", {}, ["variant=cuda", "variant-label=CU12"], {},
+     ['`tool.cudawheel.variant-label` (from config setting `-C variant-label`): the variant label "CU12" must match ^[0-9a-z_.]+$',
+      "hint: a label holds only lower-case letters"]),
+    ("variant-label-null-with-properties", {}, ["variant=cuda", "variant-label=null"], {},
+     ['the variant label "null" is reserved for the null variant']),
+    ("null-variant-with-properties", {}, ["variant=nvidia :: sm_arch :: 90_real", "null-variant=true"], {},
+     ["`tool.cudawheel.null-variant` and `tool.cudawheel.variant` are both set"]),
+    ("variant-property-syntax", {}, ["variant=nvidia :: sm_arch"], {},
+     ['`tool.cudawheel.variant` (from config setting `-C variant`): "nvidia :: sm_arch" is not a variant property `namespace :: feature :: value`',
+      "hint: write properties as `nvidia :: cuda_version_lower_bound :: 12.8`"]),
+    ("variant-property-from-env", {}, [], dict(CUDAWHEEL_VARIANT="nvidia :: sm_arch :: 90_real; nvidia :: Sm :: 1"),
+     ['(from environment variable `CUDAWHEEL_VARIANT`): "nvidia :: Sm :: 1" is not a variant property']),
+    ("variant-with-name-suffix", dict(tool_extra='name-suffix = "-cu{major}"'), ["variant=cuda"], {},
+     ["`tool.cudawheel.name-suffix` (from pyproject.toml) is set, but a variant build keeps the project's own name",
+      "hint: remove `name-suffix`"]),
+    ("variant-explicit-without-label", {}, ["variant=nvidia :: sm_arch :: 90_real"], {},
+     ["is missing: a wheel with explicit properties needs `variant-label`"]),
+    ("variant-label-without-variant", {}, ["variant-label=cu12"], {},
+     ["`tool.cudawheel.variant-label` (from config setting `-C variant-label`) is set, but this is not a variant build"]),
+    ("variant-namespace-undeclared", dict(after='\n[variant.default-priorities]\nnamespace = ["nvidia"]\n'
+                                               '[variant.providers.nvidia]\nrequires = ["nvidia-variant-provider"]\n'),
+     ["variant=x86_64 :: level :: v3", "variant-label=v3"], {},
+     ["the variant properties use the namespace `x86_64`, which pyproject.toml's `[variant]` table does not declare",
+      "hint: declare each namespace"]),
+    ("variant-table-with-variants", dict(after='\n[variant.default-priorities]\nnamespace = ["nvidia"]\n'
+                                              '[variant.providers.nvidia]\nrequires = ["nvidia-variant-provider"]\n'
+                                              '[variant.variants.cu12]\n'),
+     ["variant=cuda"], {}, ["pyproject.toml's `[variant]` table has the key `variants`"]),
+    ("variant-table-namespaces-disagree", dict(after='\n[variant.default-priorities]\nnamespace = ["nvidia", "x86_64"]\n'
+                                                    '[variant.providers.nvidia]\nrequires = ["nvidia-variant-provider"]\n'),
+     ["variant=cuda"], {}, ["the two must name the same namespaces"]),
+    ("variant-driver-floor-value", {}, ["variant=cuda", "variant-driver-floor=driver"], {},
+     ['`tool.cudawheel.variant-driver-floor` (from config setting `-C variant-driver-floor`) has an invalid value string "driver": expected one of "mvc", "toolkit"']),
 ]
 
 
