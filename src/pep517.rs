@@ -988,8 +988,8 @@ pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
 /// `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13`: one wheel per CUDA major,
 /// each with the toolkit discovery finds for that major and its own build-dir
 /// (`<build-dir>/cu<major>`); for a variant build, then `OUT/<name>-<version>-variants.json`.
-/// Returns the files written. Stops at the first failing major (wheels already written stay:
-/// each is complete).
+/// Returns the files written. Stops at the first failing major and removes the wheels this
+/// command wrote before it (output is all or nothing, as for one wheel).
 pub fn build_matrix(
     req: &Request<'_>,
     wheel_dir: &Path,
@@ -1013,7 +1013,15 @@ pub fn build_matrix(
             overrides: &overrides,
             ..req.clone()
         };
-        written.push(wheel_dir.join(build_wheel(&one, wheel_dir, None)?));
+        match build_wheel(&one, wheel_dir, None) {
+            Ok(name) => written.push(wheel_dir.join(name)),
+            Err(e) => {
+                for path in &written {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        }
     }
     if variant.is_some() {
         for index in variants::index_for_dir(wheel_dir)? {

@@ -276,3 +276,16 @@ def test_default_builds_stay_non_variant(matrix, backend_python, tmp_path):
     w = only(out, "*.whl")
     assert w.name.startswith("saxpy_cu13-0.1.0-") and w.name.endswith("_x86_64.whl")
     assert not [n for n in zipfile.ZipFile(w).namelist() if n.endswith("variant.json")]
+
+
+def test_matrix_failure_leaves_no_wheel(matrix, backend_python, tmp_path):
+    """A major that cannot be built (no CUDA 11 toolkit here) fails the command cleanly, and
+    the wheel already built for 12 is removed: all or nothing."""
+    proj, _, _, _, _ = matrix
+    out = tmp_path / "out"
+    proc = cudawheel(backend_python, "wheel", proj, "-o", out, "--cuda", "12", "--cuda", "11",
+                     "-C", "variant=cuda", "-C", f"archs={ARCH}", check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.count("cudawheel: error:") == 1 and "\nhint: " in proc.stderr, proc.stderr
+    assert "built saxpy-0.1.0-" in proc.stderr  # the cu12 wheel was built, then removed
+    assert list(out.glob("*")) == []
