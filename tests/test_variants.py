@@ -39,8 +39,13 @@ def cudawheel(py, *args, check=True):
 
 
 def variant_json(wheel: Path) -> dict:
+    """The wheel's variant.json, after variantlib accepted it for the file name's label."""
     w = Wheel(wheel)
-    return json.loads(w.read(f"{w.dist_info}/variant.json"))
+    text = w.read(f"{w.dist_info}/variant.json")
+    m = VALIDATION_WHEEL_NAME_REGEX.fullmatch(wheel.name)
+    assert m and m.group("variant_label"), wheel.name
+    assert VariantDistInfo(text, m.group("variant_label")).variant_desc.label == m.group("variant_label")
+    return json.loads(text)
 
 
 def only(folder: Path, pattern: str) -> Path:
