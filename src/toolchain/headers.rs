@@ -67,6 +67,9 @@ pub struct HeaderSet {
     pub include: Vec<PathBuf>,
     /// `-isystem` folders (CUDA 13's `include/cccl`), in nvcc's order.
     pub system: Vec<PathBuf>,
+    /// Folders every compiler searches by itself (never passed): where a toolkit keeps its
+    /// headers in `/usr/include`.
+    pub implicit: Vec<PathBuf>,
     /// The `cuda_runtime_api.h` the set provides.
     pub runtime_header: PathBuf,
     /// Its `CUDART_VERSION` as (major, minor).
@@ -115,7 +118,10 @@ impl HeaderSet {
     }
 
     fn find(&self, rel: &str) -> Option<PathBuf> {
-        self.dirs().map(|d| d.join(rel)).find(|p| p.exists())
+        self.dirs()
+            .chain(&self.implicit)
+            .map(|d| d.join(rel))
+            .find(|p| p.exists())
     }
 
     /// `13.5` for reports.
@@ -149,23 +155,47 @@ pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, HeaderError> {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let (include, system) = parse_dryrun(&text);
-    if include.is_empty() && system.is_empty() {
+    if !out.status.success() {
         return Err(probe_err(format!(
-            "no INCLUDES line in its output ({})",
-            text.lines().next().unwrap_or("no output")
+            "exit {}: {}",
+            out.status,
+            text.lines().last().unwrap_or("no output")
         )));
+    }
+    let (mut include, system) = parse_dryrun(&text);
+    let mut from = format!(
+        "the include folders nvcc {} gives itself",
+        nvcc.full_version
+    );
+    let mut implicit = Vec::new();
+    if include.is_empty() && system.is_empty() {
+        // A profile without INCLUDES (Debian's nvidia-cuda-toolkit: headers in /usr/include,
+        // which every compiler searches anyway): the toolkit's own folders, if any.
+        include = [
+            "include",
+            "targets/x86_64-linux/include",
+            "targets/sbsa-linux/include",
+        ]
+        .iter()
+        .map(|d| nvcc.root.join(d))
+        .filter(|d| d.is_dir())
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d))
+        .collect();
+        include.dedup();
+        implicit.push(PathBuf::from("/usr/include"));
+        from = format!(
+            "nvcc {}'s toolkit folder and the compilers' default /usr/include",
+            nvcc.full_version
+        );
     }
     let mut set = HeaderSet {
         include,
         system,
+        implicit,
         runtime_header: PathBuf::new(),
         version: None,
         owner: None,
-        from: format!(
-            "the include folders nvcc {} gives itself",
-            nvcc.full_version
-        ),
+        from,
         mixed: Vec::new(),
     };
     let toolkit = match &nvcc.origin {
@@ -174,7 +204,7 @@ pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, HeaderError> {
         }
         NvccOrigin::Pip(site) => format!("NVIDIA's nvcc wheel in {}", site.display()),
     };
-    let searched: Vec<PathBuf> = set.dirs().cloned().collect();
+    let searched: Vec<PathBuf> = set.dirs().chain(&set.implicit).cloned().collect();
     let nvcc_owner = owning_distribution(&nvcc.path);
     let pip_made = matches!(nvcc.origin, NvccOrigin::Pip(_)) || nvcc_owner.is_some();
     for (rel, wheel) in required(nvcc.major) {
@@ -425,6 +455,7 @@ mod tests {
         let set = |v| HeaderSet {
             include: vec![],
             system: vec![],
+            implicit: vec![],
             runtime_header: PathBuf::new(),
             version: Some(v),
             owner: None,
