@@ -431,7 +431,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     let mut objects: Vec<Vec<PathBuf>> = Vec::new();
     let mut object_steps: Vec<Vec<usize>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
-        let includes = toolchain::headers::include_args(&tc.headers, &r.libs_of(i));
+        let own_root = build_dir.join("cuda-headers");
+        let includes = toolchain::headers::include_args(&tc.headers, &r.libs_of(i), &own_root)
+            .map_err(|source| compile::CompileError::BuildDir {
+                path: own_root.clone(),
+                source,
+            })?;
         let jobs = compile::compile_jobs(
             target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes,
         );

@@ -12,6 +12,8 @@ haxpy.cu against the wheels' 13.0 headers while nvcc is 13.5 (CUDART_VERSION 130
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import EXAMPLES, Wheel, clean_env, copy_example, make_venv, readelf_dynamic, run, toolkit_home
@@ -89,3 +91,29 @@ def test_isolated_build_next_to_a_runtime_wheel(wheelhouse, tmp_path):
     assert Wheel(whl).field("Requires-Dist") == ["nvidia-cuda-runtime-cu12>=12.4,<13"]
     run([py, "-m", "pip", "install", "-q", "--no-index", whl], env=clean_env())
     _check_module(py, tmp_path, 12040)
+
+
+def test_library_headers_come_from_where_the_library_was_found(wheelhouse, tmp_path):
+    """CUDA 13's wheels share one include folder, so a library found there (nvtx) sits next to
+    the runtime wheel's headers: the compile sees that library's own headers (links to the
+    files its RECORD lists, under build-dir/cuda-headers/) before the toolkit's set, and the
+    runtime headers of the toolkit, never the runtime wheel's. Read back from the depfile."""
+    home = toolkit_home(13)
+    py = _venv(tmp_path, wheelhouse, ["nvidia-cuda-runtime==13.0.*", "nvidia-nvtx>=13,<14"])
+    proj = copy_example("mixed_headers", tmp_path)
+    pyproject = proj / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('include-dirs = ["csrc"]',
+                                                       'include-dirs = ["csrc"]\ncuda-libraries = ["nvtx"]'))
+    module = proj / "csrc" / "module.cpp"
+    module.write_text(module.read_text().replace("#include <vector>", "#include <vector>\n#include <nvtx3/nvToolsExt.h>"))
+    run([py, "-m", "cudawheel", "wheel", proj, "-o", tmp_path / "out", "-C", "archs=90"],
+        env=clean_env(CUDA_HOME=home, CUDAHOSTCXX="g++"))
+    depfile = (proj / "build/cudawheel/obj/mixed_headers._core/csrc__module.cpp.d").read_text()
+    deps = depfile.replace("\\\n", " ").split()
+    runtime = [d for d in deps if d.endswith("/cuda_runtime_api.h")]
+    assert runtime == [f"{home}/include/cuda_runtime_api.h"], runtime
+    nvtx = [d for d in deps if d.endswith("/nvtx3/nvToolsExt.h")]
+    assert nvtx == [f"{proj}/build/cudawheel/cuda-headers/nvtx/nvtx3/nvToolsExt.h"], nvtx
+    site = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    assert (proj / nvtx[0]).resolve() == Path(site, "nvidia/cu13/include/nvtx3/nvToolsExt.h").resolve()
+    assert not any("/site-packages/nvidia/cu13/include/cuda" in d for d in deps), deps

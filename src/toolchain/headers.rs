@@ -302,19 +302,25 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 }
 
 /// The CUDA include arguments of one target, in this order:
-/// 1. each library's own folder, where it holds no runtime headers (`nvidia/cublas/include`,
-///    a `<PREFIX>_INCLUDE_PATH`): a library's headers come from where it was found;
+/// 1. each library's own headers: its folder where that holds no runtime headers
+///    (`nvidia/cublas/include`, a `<PREFIX>_INCLUDE_PATH`); where it does (CUDA 13's wheels
+///    share `nvidia/cu13/include` with `nvidia-cuda-runtime`), a folder under `own_root` holding
+///    links to the headers its distribution's RECORD lists, and nothing else: a library's
+///    headers come from where it was found;
 /// 2. the toolkit's header set (`-I`, then its `-isystem` folders);
-/// 3. library folders that also hold runtime headers (CUDA 13 wheels share `nvidia/cu13/include`
-///    with `nvidia-cuda-runtime`; `/usr/include` with a distribution's CUDA): after the set, so
-///    `cuda_runtime.h` and friends always come from the toolkit.
+/// 3. library folders holding runtime headers that no RECORD describes (`/usr/include` with a
+///    distribution's CUDA): after the set, so `cuda_runtime.h` always comes from the toolkit.
 ///
 /// libcudart's own folder is never added: its headers are the toolkit's.
-pub fn include_args(set: &HeaderSet, libs: &[&FoundLibrary]) -> Vec<String> {
+pub fn include_args(
+    set: &HeaderSet,
+    libs: &[&FoundLibrary],
+    own_root: &Path,
+) -> std::io::Result<Vec<String>> {
     let mut before: Vec<PathBuf> = Vec::new();
     let mut after: Vec<PathBuf> = Vec::new();
     for lib in libs.iter().filter(|l| l.name != "cudart") {
-        for dir in &lib.include_dirs {
+        for (k, dir) in lib.include_dirs.iter().enumerate() {
             let known = set
                 .dirs()
                 .chain(&before)
@@ -323,10 +329,24 @@ pub fn include_args(set: &HeaderSet, libs: &[&FoundLibrary]) -> Vec<String> {
             if known {
                 continue;
             }
-            if dir.join("cuda_runtime_api.h").exists() {
-                after.push(dir.clone());
-            } else {
+            if !dir.join("cuda_runtime_api.h").exists() {
                 before.push(dir.clone());
+                continue;
+            }
+            let own = lib
+                .wheel_dist
+                .as_ref()
+                .and_then(|(site, dist)| record_headers(site, dist, dir));
+            match own {
+                Some(files) => {
+                    let link_dir = match k {
+                        0 => own_root.join(&lib.name),
+                        _ => own_root.join(format!("{}.{k}", lib.name)),
+                    };
+                    sync_links(&link_dir, dir, &files)?;
+                    before.push(link_dir);
+                }
+                None => after.push(dir.clone()),
             }
         }
     }
@@ -336,7 +356,71 @@ pub fn include_args(set: &HeaderSet, libs: &[&FoundLibrary]) -> Vec<String> {
         .collect();
     out.extend(set.args());
     out.extend(after.iter().map(|d| format!("-I{}", d.display())));
-    out
+    Ok(out)
+}
+
+/// The files `dist` installed below `include` (relative to it), from its `.dist-info/RECORD`
+/// in `site`; `None` when no RECORD says.
+fn record_headers(site: &Path, dist: &str, include: &Path) -> Option<Vec<String>> {
+    let rel = include.strip_prefix(site).ok()?;
+    let prefix = format!("{}/", crate::metadata::portable(rel));
+    for entry in std::fs::read_dir(site).ok()?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".dist-info") else {
+            continue;
+        };
+        let normalized = stem
+            .rsplit_once('-')
+            .map_or(stem, |(n, _)| n)
+            .to_ascii_lowercase()
+            .replace(['_', '.'], "-");
+        if normalized != dist {
+            continue;
+        }
+        let record = std::fs::read_to_string(entry.path().join("RECORD")).ok()?;
+        let files: Vec<String> = record
+            .lines()
+            .filter_map(|l| l.split(',').next())
+            .filter_map(|p| p.strip_prefix(&prefix))
+            .filter(|p| !p.ends_with("__init__.py") && !p.contains("__pycache__"))
+            .map(str::to_string)
+            .collect();
+        return (!files.is_empty()).then_some(files);
+    }
+    None
+}
+
+/// Makes `link_dir` hold exactly one symbolic link per file, `link_dir/<rel>` -> `dir/<rel>`,
+/// touching links that are already right not at all (their targets' times decide incremental
+/// builds).
+fn sync_links(link_dir: &Path, dir: &Path, files: &[String]) -> std::io::Result<()> {
+    let wanted: std::collections::BTreeSet<PathBuf> =
+        files.iter().map(|f| link_dir.join(f)).collect();
+    if link_dir.exists() {
+        for entry in walkdir::WalkDir::new(link_dir).contents_first(true) {
+            let entry = entry.map_err(std::io::Error::other)?;
+            let path = entry.path();
+            if entry.path_is_symlink() && !wanted.contains(path) {
+                std::fs::remove_file(path)?;
+            } else if entry.file_type().is_dir() && path != link_dir {
+                // Empty after the clean-up: gone; otherwise kept.
+                let _ = std::fs::remove_dir(path);
+            }
+        }
+    }
+    for f in files {
+        let link = link_dir.join(f);
+        let target = dir.join(f);
+        if std::fs::read_link(&link).is_ok_and(|t| t == target) {
+            continue;
+        }
+        if let Some(parent) = link.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link)?;
+    }
+    Ok(())
 }
 
 /// The runtime's `Requires-Dist` floor: the linked wheel's version, lowered to the headers'
