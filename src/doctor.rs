@@ -302,7 +302,7 @@ fn header_report(
         }
         Err(e) => {
             let _ = writeln!(w, "Header set: unusable:");
-            let e = crate::Error::Toolchain(e.into());
+            let e = crate::Error::Toolchain(e);
             let _ = writeln!(w, "{}", indent(&crate::render(&e)));
         }
     }

@@ -534,6 +534,9 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             &provided,
             tool.system_rpath,
         )?;
+        if let Some(rt) = r.libs.get("cudart") {
+            toolchain::headers::check_runtime(&tc.headers, rt, &target.wheel_path, &report)?;
+        }
         needed.extend(report.needed.iter().cloned());
         reports.push(report);
     }

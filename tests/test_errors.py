@@ -575,3 +575,21 @@ def test_toolkit_headers_incomplete(backend_python, tmp_path, pip_made):
         assert 'hint: this toolkit is made of NVIDIA\'s wheels: `pip install "nvidia-cuda-crt==13.0.*"`' in err, err
     else:
         assert "hint: install the missing component of that toolkit" in err, err
+
+
+def test_api_newer_than_the_runtime_wheel_linked(wheelhouse, tmp_path):
+    """Headers 13.5 (the toolkit), libcudart from a 13.0 runtime wheel in the build venv, and a
+    kernel file calling cudaGraphExecGetId (new after 13.0): a wheel that would fail at import
+    with `undefined symbol` is refused, naming the symbol, the wheel and the upgrade.
+    Control: the same project without that call builds (tests/test_mixed.py)."""
+    from conftest import make_venv, toolkit_home
+    py = make_venv(tmp_path / "venv")
+    run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel", "nvidia-cuda-runtime==13.0.*"],
+        env=clean_env())
+    kernel = KERNEL + ('#include <cuda_runtime.h>\nextern "C" int graph_id(cudaGraphExec_t g) '
+                       '{ unsigned id = 0; return (int)cudaGraphExecGetId(g, &id) + (int)id; }\n')
+    proj = make_project(tmp_path, kernel=kernel)
+    err = fails(py, proj, env=clean_env(CUDA_HOME=toolkit_home(13)))
+    assert "demo/_k" in err and "uses cudaGraphExecGetId, which libcudart.so.13 of nvidia-cuda-runtime" in err, err
+    assert "compiled against CUDA 13.5 headers, and that runtime wheel is older" in err, err
+    assert 'hint: upgrade it in the build environment: `pip install "nvidia-cuda-runtime>=13.5,<14"`' in err, err

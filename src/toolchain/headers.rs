@@ -32,8 +32,23 @@ pub enum HeaderError {
         /// The wheel to install where the toolkit is made of NVIDIA's wheels.
         wheel: Option<String>,
     },
+    #[error("{file} uses {}, which {} of {dist} (linked from {}) does not define: it was compiled against CUDA {headers} headers, and that runtime wheel is older", symbols.join(", "), soname, lib.display())]
+    RuntimeTooOld {
+        file: String,
+        symbols: Vec<String>,
+        soname: String,
+        lib: PathBuf,
+        dist: String,
+        headers: String,
+    },
     #[error("Cannot read the include folders of {} from `nvcc --dryrun`: {message}", nvcc.display())]
     Probe { nvcc: PathBuf, message: String },
+}
+
+impl From<HeaderError> for super::ToolchainError {
+    fn from(e: HeaderError) -> Self {
+        super::ToolchainError::Headers(Box::new(e))
+    }
 }
 
 fn list(dirs: &[PathBuf]) -> String {
@@ -52,6 +67,10 @@ impl Hint for HeaderError {
             ],
             HeaderError::Incomplete { .. } => vec![
                 "install the missing component of that toolkit (NVIDIA's `cuda-crt` / `cuda-cccl` / `cuda-cudart-dev` packages), or point `CUDA_HOME` at a complete toolkit".into(),
+            ],
+            HeaderError::RuntimeTooOld { dist, headers, .. } => vec![
+                format!("upgrade it in the build environment: `pip install \"{dist}>={headers},<{}\"`", headers.split('.').next().and_then(|m| m.parse::<u32>().ok()).map_or(0, |m| m + 1)),
+                "or build with a toolkit no newer than that runtime wheel, or with build isolation (the toolkit's own libcudart is linked then)".into(),
             ],
             HeaderError::Probe { .. } => vec![
                 "check that this nvcc runs (`nvcc --dryrun -c x.cu`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
@@ -133,10 +152,12 @@ impl HeaderSet {
 
 /// Reads the header set of `nvcc`'s toolkit: `INCLUDES` and `SYSTEM_INCLUDES` of
 /// `nvcc --dryrun`, then checks that the headers every compile needs are there.
-pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, HeaderError> {
-    let probe_err = |message: String| HeaderError::Probe {
-        nvcc: nvcc.path.clone(),
-        message,
+pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
+    let probe_err = |message: String| {
+        super::ToolchainError::from(HeaderError::Probe {
+            nvcc: nvcc.path.clone(),
+            message,
+        })
     };
     #[allow(clippy::disallowed_methods)] // asking nvcc its own include folders
     let out = Command::new(&nvcc.path)
@@ -209,13 +230,13 @@ pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, HeaderError> {
     let pip_made = matches!(nvcc.origin, NvccOrigin::Pip(_)) || nvcc_owner.is_some();
     for (rel, wheel) in required(nvcc.major) {
         let Some(found) = set.find(rel) else {
-            return Err(HeaderError::Incomplete {
+            return Err(super::ToolchainError::from(HeaderError::Incomplete {
                 toolkit,
                 missing: rel.to_string(),
                 searched,
                 wheel: (pip_made && nvcc.major >= 13)
                     .then(|| format!("{wheel}=={}.{}.*", nvcc.major, nvcc.minor)),
-            });
+            }));
         };
         // One folder of NVIDIA's wheels can hold two releases (`--no-deps`, or a runtime
         // wheel upgraded on its own): name what does not match nvcc.
@@ -435,6 +456,46 @@ pub fn runtime_floor(set: &HeaderSet, wheel_floor: (u64, u64)) -> (u64, u64) {
         }
         _ => wheel_floor,
     }
+}
+
+/// Refuses an ELF that imports CUDA runtime functions the linked libcudart lacks: headers newer
+/// than the runtime wheel linked (13.5 headers, a 13.0 wheel) declare API that wheel does not
+/// have, and the extension would fail at import with `undefined symbol`. Checked only then.
+pub fn check_runtime(
+    set: &HeaderSet,
+    cudart: &FoundLibrary,
+    file: &str,
+    report: &crate::elf::ElfReport,
+) -> Result<(), super::ToolchainError> {
+    let (Some(p), Some(lib), Some((a, b))) = (&cudart.provider, cudart.shared.first(), set.version)
+    else {
+        return Ok(());
+    };
+    if p.floor >= (a.into(), b.into()) || !report.needed.contains(&lib.soname) {
+        return Ok(());
+    }
+    let Ok(exported) = crate::elf::exported(&lib.path) else {
+        return Ok(());
+    };
+    let symbols: Vec<String> = report
+        .undefined
+        .iter()
+        .filter(|s| s.starts_with("cuda") || s.starts_with("__cuda"))
+        .filter(|s| !exported.contains(*s))
+        .cloned()
+        .collect();
+    if symbols.is_empty() {
+        return Ok(());
+    }
+    Err(HeaderError::RuntimeTooOld {
+        file: file.to_string(),
+        symbols,
+        soname: lib.soname.clone(),
+        lib: lib.path.clone(),
+        dist: p.dist.clone(),
+        headers: set.version_text(),
+    }
+    .into())
 }
 
 /// What a build compiles against and links, and why: the lines `doctor` and a build show.

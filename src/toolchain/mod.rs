@@ -57,7 +57,7 @@ pub enum ToolchainError {
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
     #[error(transparent)]
-    Headers(#[from] headers::HeaderError),
+    Headers(Box<headers::HeaderError>),
 }
 
 impl Hint for ToolchainError {
