@@ -78,19 +78,25 @@ def test_pip_toolkit_with_runtime_wheel_of_another_release_is_named(wheelhouse, 
     assert "warning: that folder also holds headers of nvidia-cuda-runtime 13.0." in doctor, doctor
 
 
-def test_isolated_build_next_to_a_runtime_wheel(wheelhouse, tmp_path):
-    """Through build isolation (pip wheel): the outer venv's runtime wheel (12.9) is invisible,
-    the toolkit's own libcudart (12.4, from its nvidia-cuda-runtime-cu12 wheel) is linked, and the
-    wheel installs into the outer venv as it is."""
-    home = toolkit_home(12)
-    py = _venv(tmp_path, wheelhouse, ["nvidia-cuda-runtime-cu12==12.9.*"])
+@pytest.mark.parametrize("major, outer, requires, headers", [
+    pytest.param(12, "nvidia-cuda-runtime-cu12==12.9.*", "nvidia-cuda-runtime-cu12>=12.4,<13", 12040, id="cu12.4"),
+    pytest.param(13, "nvidia-cuda-runtime==13.0.*", "nvidia-cuda-runtime>=13.5,<14", 13050, id="cu13.5"),
+])
+def test_isolated_build_next_to_a_runtime_wheel(wheelhouse, tmp_path, major, outer, requires, headers):
+    """Through build isolation (pip wheel): the outer venv's runtime wheel is invisible, the
+    toolkit's own libcudart is linked (each toolkit here holds it as NVIDIA's runtime wheel of
+    its own release, which gives the floor). The 12.4 wheel installs into the outer venv (12.9)
+    as it is; the 13.5 one asks pip to upgrade that venv's 13.0 runtime."""
+    home = toolkit_home(major)
+    py = _venv(tmp_path, wheelhouse, [outer])
     proj = copy_example("mixed_headers", tmp_path)
     run([py, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp_path / "out", proj, "-C", "archs=90"],
         env=clean_env(CUDA_HOME=home, CUDAHOSTCXX="g++", PIP_FIND_LINKS=wheelhouse))
     [whl] = (tmp_path / "out").glob("*.whl")
-    assert Wheel(whl).field("Requires-Dist") == ["nvidia-cuda-runtime-cu12>=12.4,<13"]
-    run([py, "-m", "pip", "install", "-q", "--no-index", whl], env=clean_env())
-    _check_module(py, tmp_path, 12040)
+    assert Wheel(whl).field("Requires-Dist") == [requires]
+    index = [] if major == 12 else ["--upgrade-strategy", "only-if-needed"]
+    run([py, "-m", "pip", "install", "-q", *(["--no-index"] if major == 12 else index), whl], env=clean_env())
+    _check_module(py, tmp_path, headers)
 
 
 def test_library_headers_come_from_where_the_library_was_found(wheelhouse, tmp_path):
