@@ -75,7 +75,8 @@ def test_pip_toolkit_with_runtime_wheel_of_another_release_is_named(wheelhouse, 
                                       "nvidia-cuda-runtime==13.5.*"])
     run([py, "-m", "pip", "install", "-q", "nvidia-cuda-runtime==13.0.*"], env=clean_env())
     doctor = run([py, "-m", "cudawheel", "doctor", EXAMPLES / "mixed_headers"], env=clean_env()).stdout
-    assert "warning: that folder also holds headers of nvidia-cuda-runtime 13.0." in doctor, doctor
+    assert "warning: that folder mixes two CUDA releases: nvidia-cuda-runtime 13.0." in doctor, doctor
+    assert "not nvcc's 13.5.37: `pip install \"nvidia-cuda-runtime==13.5.*\"`" in doctor, doctor
 
 
 @pytest.mark.parametrize("major, outer, requires, headers", [

@@ -245,7 +245,10 @@ pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
                 let r = v.release();
                 let mm = (r.first().copied(), r.get(1).copied());
                 if mm != (Some(nvcc.major.into()), Some(nvcc.minor.into())) {
-                    let note = format!("{dist} {v}");
+                    let note = format!(
+                        "{dist} {v}, not nvcc's {}: `pip install \"{dist}=={}.{}.*\"`",
+                        nvcc.full_version, nvcc.major, nvcc.minor
+                    );
                     if !set.mixed.contains(&note) {
                         set.mixed.push(note);
                     }
@@ -517,8 +520,8 @@ pub fn explain(set: &HeaderSet, cudart: Option<&FoundLibrary>) -> Vec<String> {
     ));
     if !set.mixed.is_empty() {
         out.push(format!(
-            "warning: that folder also holds headers of {} (another release than nvcc's); install matching versions",
-            set.mixed.join(", ")
+            "warning: that folder mixes two CUDA releases: {}",
+            set.mixed.join("; ")
         ));
     }
     let Some(rt) = cudart else {
