@@ -616,4 +616,91 @@ mod tests {
         assert_eq!(runtime_floor(&set((13, 5)), (13, 0)), (13, 0));
         assert_eq!(runtime_floor(&set((12, 4)), (12, 9)), (12, 4));
     }
+
+    fn lib(name: &str, dir: &Path, wheel: Option<(&Path, &str)>) -> FoundLibrary {
+        FoundLibrary {
+            name: name.into(),
+            include_dirs: vec![dir.to_path_buf()],
+            shared: vec![],
+            statics: vec![],
+            ldflags: vec![],
+            site_lib_dir: None,
+            outside_dir: None,
+            provider: None,
+            found_in: "test".into(),
+            wheel_dist: wheel.map(|(s, d)| (s.to_path_buf(), d.to_string())),
+        }
+    }
+
+    #[test]
+    fn library_headers_first_toolkit_next_shared_runtime_folders_last() {
+        let t = tempfile::tempdir().unwrap();
+        let touch = |p: &Path| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        };
+        // A site whose nvidia/cu13/include holds the runtime wheel's and nvtx's headers.
+        let site = t.path().join("site");
+        let shared = site.join("nvidia/cu13/include");
+        touch(&shared.join("cuda_runtime_api.h"));
+        touch(&shared.join("nvtx3/nvToolsExt.h"));
+        let di = site.join("nvidia_nvtx-13.1.68.dist-info");
+        std::fs::create_dir_all(&di).unwrap();
+        std::fs::write(
+            di.join("RECORD"),
+            "nvidia/cu13/include/nvtx3/nvToolsExt.h,sha256=x,0\nnvidia_nvtx-13.1.68.dist-info/RECORD,,\n",
+        )
+        .unwrap();
+        // A dedicated library folder, and a system folder with runtime headers and no RECORD.
+        let dedicated = t.path().join("nccl/include");
+        touch(&dedicated.join("nccl.h"));
+        let system = t.path().join("usr/include");
+        touch(&system.join("cuda_runtime_api.h"));
+        let kit = t.path().join("kit/include");
+        touch(&kit.join("cuda_runtime_api.h"));
+        let set = HeaderSet {
+            include: vec![kit.clone()],
+            system: vec![kit.join("cccl")],
+            implicit: vec![],
+            runtime_header: kit.join("cuda_runtime_api.h"),
+            version: Some((13, 5)),
+            owner: None,
+            from: String::new(),
+            mixed: vec![],
+        };
+        let own = t.path().join("build/cuda-headers");
+        let libs = [
+            lib("cudart", &shared, Some((&site, "nvidia-cuda-runtime"))),
+            lib("nvtx", &shared, Some((&site, "nvidia-nvtx"))),
+            lib("nccl", &dedicated, None),
+            lib("other", &system, None),
+            lib("kitlib", &kit, None),
+        ];
+        let refs: Vec<&FoundLibrary> = libs.iter().collect();
+        let args = include_args(&set, &refs, &own).unwrap();
+        let d = |p: &Path| format!("-I{}", p.display());
+        assert_eq!(
+            args,
+            vec![
+                d(&own.join("nvtx")),
+                d(&dedicated),
+                d(&kit),
+                "-isystem".into(),
+                kit.join("cccl").display().to_string(),
+                d(&system),
+            ]
+        );
+        // Only nvtx's own file is linked, to where the wheel put it.
+        let link = own.join("nvtx/nvtx3/nvToolsExt.h");
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            shared.join("nvtx3/nvToolsExt.h")
+        );
+        assert!(!own.join("nvtx/cuda_runtime_api.h").exists());
+        // A link the RECORD no longer lists goes; the right ones are left alone.
+        std::os::unix::fs::symlink(&kit, own.join("nvtx/stale.h")).unwrap();
+        include_args(&set, &refs, &own).unwrap();
+        assert!(std::fs::symlink_metadata(own.join("nvtx/stale.h")).is_err());
+        assert!(link.exists());
+    }
 }
