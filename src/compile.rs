@@ -233,7 +233,8 @@ fn compress_flag(tc: &Toolchain) -> String {
     }
 }
 
-/// The compile commands of one target. `lib_includes`: include folders of its CUDA libraries.
+/// The compile commands of one target. `cuda_includes`: the CUDA include arguments, in order
+/// (its libraries' folders and the toolkit's header set: `toolchain::headers::include_args`).
 pub fn compile_jobs(
     ext: &TargetPlan,
     plan: &BuildPlan,
@@ -241,7 +242,7 @@ pub fn compile_jobs(
     python: &PythonInfo,
     gencodes: &[Gencode],
     obj_dir: &Path,
-    lib_includes: &[PathBuf],
+    cuda_includes: &[String],
 ) -> Vec<Job> {
     let mut common: Vec<String> = vec!["-O3".into(), "-DNDEBUG".into()];
     if let Some(minor) = plan.limited_api {
@@ -250,14 +251,10 @@ pub fn compile_jobs(
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
     // Reproducible objects: the project's absolute path never reaches them (`__FILE__`).
     let prefix_map = format!("-ffile-prefix-map={}/=", plan.root.display());
-    for dir in ext
-        .include_dirs
-        .iter()
-        .chain([&python.include_dir])
-        .chain(lib_includes)
-    {
+    for dir in ext.include_dirs.iter().chain([&python.include_dir]) {
         common.push(format!("-I{}", dir.display()));
     }
+    common.extend(cuda_includes.iter().cloned());
     let codes = gencodes
         .iter()
         .map(|g| g.code.as_str())

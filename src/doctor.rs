@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 
 use crate::bindings;
 use crate::catalog::CATALOG;
-use crate::config::{Config, ConfigError, Overrides, ToolConfig};
+use crate::config::{Config, ConfigError, Cudart, Overrides, ToolConfig};
 use crate::libraries;
 use crate::pep517::{self, Request};
 use crate::python::PythonInfo;
-use crate::toolchain::{self, Nvcc, NvccOrigin, PIP_MAJOR};
+use crate::toolchain::{self, headers, Nvcc, NvccOrigin, PIP_MAJOR};
 
 fn origin_text(n: &Nvcc) -> String {
     match &n.origin {
@@ -121,6 +121,9 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
             None
         }
     };
+    if let Some(n) = &nvcc {
+        header_report(w, &tool, n, env, python);
+    }
     match toolchain::build_requirements(&tool, env, python) {
         Ok(reqs) if reqs.is_empty() => {
             let _ = writeln!(w, "Build requirements (isolated builds): none");
@@ -265,6 +268,44 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         }
     }
     out
+}
+
+/// Which headers a build compiles against and which libcudart it links, and why.
+fn header_report(
+    w: &mut String,
+    tool: &ToolConfig,
+    n: &Nvcc,
+    env: &std::collections::BTreeMap<String, String>,
+    python: &PythonInfo,
+) {
+    match headers::probe(n) {
+        Ok(set) => {
+            let spec = match tool.cudart {
+                Cudart::Shared => libraries::spec_for("cudart", n.major, tool, "doctor").ok(),
+                Cudart::Static => Some(libraries::static_cudart_spec()),
+            };
+            let cudart = spec
+                .and_then(|s| libraries::find(&s, n.major, n, env, &python.sys_path, false).ok())
+                .map(|mut f| {
+                    if let Some(p) = f.provider.as_mut() {
+                        p.floor = headers::runtime_floor(&set, p.floor);
+                    }
+                    f
+                });
+            let _ = writeln!(w, "Header set and runtime a build would use:");
+            for line in headers::explain(&set, cudart.as_ref()) {
+                let _ = writeln!(w, "  {line}");
+            }
+            if cudart.is_none() {
+                let _ = writeln!(w, "  libcudart: not found (see the libraries below)");
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(w, "Header set: unusable:");
+            let e = crate::Error::Toolchain(e);
+            let _ = writeln!(w, "{}", indent(&crate::render(&e)));
+        }
+    }
 }
 
 fn default_tool(overrides: &Overrides) -> Result<ToolConfig, ConfigError> {

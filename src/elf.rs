@@ -100,6 +100,24 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ElfError> {
     })
 }
 
+/// The dynamic symbols a shared library defines (what it exports), without version suffixes.
+pub fn exported(path: &Path) -> Result<BTreeSet<String>, ElfError> {
+    let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let elf = goblin::elf::Elf::parse(&bytes).map_err(|e| ElfError::Malformed {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(elf
+        .dynsyms
+        .iter()
+        .filter(|s| s.st_shndx != 0 && s.st_name != 0)
+        .filter_map(|s| elf.dynstrtab.get_at(s.st_name).map(str::to_string))
+        .collect())
+}
+
 pub fn read(path: &Path) -> Result<ElfReport, ElfError> {
     let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
         path: path.to_path_buf(),

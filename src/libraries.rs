@@ -76,6 +76,9 @@ pub struct FoundLibrary {
     pub outside_dir: Option<PathBuf>,
     pub provider: Option<Provider>,
     pub found_in: String,
+    /// Found inside NVIDIA's wheels: the `sys.path` entry and the distribution owning the copy
+    /// (whose RECORD tells its own headers from those of the wheels sharing its folder).
+    pub wheel_dist: Option<(PathBuf, String)>,
 }
 
 /// The spec of `name` for CUDA `major`: the catalogue's, with `[tool.cudawheel.library.<name>]`
@@ -508,6 +511,10 @@ pub fn find(
             site_lib_dir,
             outside_dir,
             provider,
+            wheel_dist: cand
+                .site
+                .clone()
+                .zip(owner.as_ref().map(|(d, _)| d.clone())),
             found_in: cand.label,
         });
     }

@@ -127,11 +127,12 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         Cudart::Shared => libraries::spec_for("cudart", major, tool, "tool.cudawheel.cudart")?,
         Cudart::Static => libraries::static_cudart_spec(),
     };
+    let mut cudart = libraries::find(&cudart_spec, major, &toolchain.nvcc, env, sys_path, false)?;
+    if let Some(p) = cudart.provider.as_mut() {
+        p.floor = toolchain::headers::runtime_floor(&toolchain.headers, p.floor);
+    }
     let mut libs = BTreeMap::new();
-    libs.insert(
-        "cudart".to_string(),
-        libraries::find(&cudart_spec, major, &toolchain.nvcc, env, sys_path, false)?,
-    );
+    libs.insert("cudart".to_string(), cudart);
     let mut target_libs = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut kept = Vec::new();
@@ -412,6 +413,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             toolchain::NvccOrigin::Pip(site) => format!("NVIDIA wheels in {}", site.display()),
         }
     ));
+    for line in toolchain::headers::explain(&tc.headers, r.libs.get("cudart")) {
+        match line.strip_prefix("warning: ") {
+            Some(w) => ui::warn(w),
+            None => ui::status(&line),
+        }
+    }
     let gencodes = plan::gencodes(
         r.plan.archs.as_ref(),
         r.plan.ptx,
@@ -439,11 +446,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     let mut objects: Vec<Vec<PathBuf>> = Vec::new();
     let mut object_steps: Vec<Vec<usize>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
-        let includes: Vec<PathBuf> = r
-            .libs_of(i)
-            .iter()
-            .flat_map(|l| l.include_dirs.iter().cloned())
-            .collect();
+        let own_root = build_dir.join("cuda-headers");
+        let includes = toolchain::headers::include_args(&tc.headers, &r.libs_of(i), &own_root)
+            .map_err(|source| compile::CompileError::BuildDir {
+                path: own_root.clone(),
+                source,
+            })?;
         let jobs = compile::compile_jobs(
             target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes,
         );
@@ -541,6 +549,9 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             &provided,
             tool.system_rpath,
         )?;
+        if let Some(rt) = r.libs.get("cudart") {
+            toolchain::headers::check_runtime(&tc.headers, rt, &target.wheel_path, &report)?;
+        }
         needed.extend(report.needed.iter().cloned());
         reports.push(report);
     }

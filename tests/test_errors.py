@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -568,3 +569,61 @@ def test_project_path_that_nvcc_cannot_take(toolkit_python, tmp_path):
     proj = make_project(base)
     err = fails(toolkit_python, proj)
     assert "nvcc csrc/k.cu: the argument" in err and "cost $HOME" in err and "holds '$'" in err
+
+
+def _runtime_only_toolkit(tmp_path: Path, *, pip_made: bool) -> Path:
+    """A toolkit folder whose headers are one runtime wheel's only (no crt/, no CCCL): the
+    partial set a mixed environment offers. nvcc is a stand-in that answers --version,
+    --list-gpu-arch and --dryrun (INCLUDES naming that folder), as a real nvcc.profile would."""
+    site = tmp_path / "kit"
+    run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site,
+         "nvidia-cuda-runtime==13.0.*"], env=clean_env())
+    root = site / "nvidia" / "cu13"
+    nvcc = root / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$1" in
+          --version) echo 'Cuda compilation tools, release 13.0, V13.0.88' ;;
+          --list-gpu-arch) echo compute_90 ;;
+          --dryrun) echo '#$ INCLUDES="-I{root}/include"' >&2 ;;
+        esac
+        """))
+    nvcc.chmod(0o755)
+    if pip_made:
+        di = site / "nvidia_cuda_nvcc-13.0.88.dist-info"
+        di.mkdir()
+        (di / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cuda-nvcc\nVersion: 13.0.88\n")
+        (di / "RECORD").write_text("nvidia/cu13/bin/nvcc,,\n")
+    return root
+
+
+@pytest.mark.parametrize("pip_made", [False, True], ids=["system", "made-of-wheels"])
+def test_toolkit_headers_incomplete(backend_python, tmp_path, pip_made):
+    root = _runtime_only_toolkit(tmp_path, pip_made=pip_made)
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=root))
+    assert "The CUDA headers of " in err and "are incomplete: no crt/host_defines.h in " in err, err
+    assert f"{root}/include" in err, err
+    if pip_made:
+        assert 'hint: this toolkit is made of NVIDIA\'s wheels: `pip install "nvidia-cuda-crt==13.0.*"`' in err, err
+    else:
+        assert "hint: install the missing component of that toolkit" in err, err
+
+
+def test_api_newer_than_the_runtime_wheel_linked(wheelhouse, tmp_path):
+    """Headers 13.5 (the toolkit), libcudart from a 13.0 runtime wheel in the build venv, and a
+    kernel file calling cudaGraphExecGetId (new after 13.0): a wheel that would fail at import
+    with `undefined symbol` is refused, naming the symbol, the wheel and the upgrade.
+    Control: the same project without that call builds (tests/test_mixed.py)."""
+    from conftest import make_venv, toolkit_home
+    py = make_venv(tmp_path / "venv")
+    run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel", "nvidia-cuda-runtime==13.0.*"],
+        env=clean_env())
+    kernel = KERNEL + ('#include <cuda_runtime.h>\nextern "C" int graph_id(cudaGraphExec_t g) '
+                       '{ unsigned id = 0; return (int)cudaGraphExecGetId(g, &id) + (int)id; }\n')
+    proj = make_project(tmp_path, kernel=kernel)
+    err = fails(py, proj, env=clean_env(CUDA_HOME=toolkit_home(13)))
+    assert "demo/_k" in err and "uses cudaGraphExecGetId, which libcudart.so.13 of nvidia-cuda-runtime" in err, err
+    assert "compiled against CUDA 13.5 headers, and that runtime wheel is older" in err, err
+    assert 'hint: upgrade it in the build environment: `pip install "nvidia-cuda-runtime>=13.5,<14"`' in err, err

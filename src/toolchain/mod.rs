@@ -12,6 +12,8 @@ use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 use crate::python::PythonInfo;
 
+pub mod headers;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
     #[error("nvcc for CUDA {wanted} not found; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
@@ -54,6 +56,8 @@ pub enum ToolchainError {
     },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
+    #[error(transparent)]
+    Headers(Box<headers::HeaderError>),
 }
 
 impl Hint for ToolchainError {
@@ -87,6 +91,7 @@ impl Hint for ToolchainError {
             ToolchainError::BindingsNotFound { requirement, .. } => vec![
                 format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
             ],
+            ToolchainError::Headers(e) => e.hints(),
             ToolchainError::NvccBroken { .. } => vec![
                 "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
             ],
@@ -132,6 +137,8 @@ pub struct Toolchain {
     pub launcher: Option<PathBuf>,
     /// `compiler-launcher` for nvcc compiles: none where that launcher is known to break them.
     pub nvcc_launcher: Option<PathBuf>,
+    /// The one set of CUDA headers every compile sees (`headers.rs`).
+    pub headers: headers::HeaderSet,
 }
 
 /// Whether `launcher` is an sccache release known to fail on this nvcc: sccache splits an
@@ -542,6 +549,7 @@ pub fn discover(
         .lines()
         .filter_map(|l| l.trim().strip_prefix("compute_").map(str::to_string))
         .collect();
+    let headers = headers::probe(&nvcc)?;
     let host = host_compiler(tool, env)?;
     let launcher = match &tool.compiler_launcher {
         None => None,
@@ -567,6 +575,7 @@ pub fn discover(
         host,
         launcher,
         nvcc_launcher,
+        headers,
     })
 }
 
