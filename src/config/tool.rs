@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::str::FromStr;
 
 use super::ConfigError;
 
@@ -95,7 +96,7 @@ const fn key(name: &'static str, ty: Ty, default: &'static str, doc: &'static st
 }
 
 /// The binding libraries `bindings` accepts.
-pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind"];
+pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind", "torch"];
 
 /// Every top-level key of `[tool.cudawheel]` (each also a `-C` setting and `CUDAWHEEL_<KEY>`).
 pub const TOP_KEYS: &[KeyDef] = &[
@@ -114,7 +115,8 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("compiler-launcher", Ty::Str, "none", "A compiler wrapper such as \"sccache\" or \"ccache\" put in front of every compile (sccache up to 0.18 cannot wrap nvcc >= 13.3: nvcc then runs directly, with a warning)."),
     key("host-compiler", Ty::Str, "CUDAHOSTCXX, else CXX, else c++", "The C++ compiler nvcc uses (-ccbin) and that compiles .c/.cpp; extra words are passed to it."),
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
-    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added)."),
+    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added), \"torch\" (a PyTorch C++/CUDA extension: torch's flags and libraries, `$ORIGIN` RPATH into torch/lib, Requires-Dist on the torch minor built against)."),
+    key("torch-version", Ty::Str, "CUDA 13: \">=2.11\", CUDA 12: \">=2.6,<2.11\"", "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use."),
     key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
@@ -225,12 +227,15 @@ pub enum Bindings {
     None,
     Pybind11,
     Nanobind,
+    /// A PyTorch C++/CUDA extension (`bindings::torch`).
+    Torch,
 }
 
 const BINDING_CHOICES: &[(&str, Bindings)] = &[
     ("none", Bindings::None),
     ("pybind11", Bindings::Pybind11),
     ("nanobind", Bindings::Nanobind),
+    ("torch", Bindings::Torch),
 ];
 
 impl Bindings {
@@ -239,6 +244,7 @@ impl Bindings {
             Bindings::None => "none",
             Bindings::Pybind11 => "pybind11",
             Bindings::Nanobind => "nanobind",
+            Bindings::Torch => "torch",
         }
     }
 }
@@ -306,6 +312,8 @@ pub struct ToolConfig {
     pub verbose: bool,
     /// Default binding library of the extensions (`tool.cudawheel.bindings`).
     pub bindings: Sourced<Bindings>,
+    /// `torch-version`: specifiers of the torch build requirement (validated PEP 440).
+    pub torch_version: Option<String>,
     pub extensions: Vec<TargetConfig>,
     pub shared_libraries: Vec<TargetConfig>,
     pub libraries: BTreeMap<String, LibraryConfig>,
@@ -399,6 +407,20 @@ impl Field<'_> {
             toml::Value::String(s) => Ok(split_list(s)),
             _ => self.list(),
         }
+    }
+
+    /// `bindings`: one name. A list naming torch and another library gets its own message:
+    /// torch brings its own pybind11 (`torch/extension.h`, `PYBIND11_MODULE`).
+    fn bindings(&self) -> Result<Bindings, ConfigError> {
+        if let Some(items) = self.value.as_array() {
+            let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+            if names.contains(&"torch") && names.iter().any(|n| *n != "torch") {
+                return Err(self.invalid(
+                    "an extension uses one binding library; torch extensions bind through torch's own pybind11 (`#include <torch/extension.h>` and `PYBIND11_MODULE`) or `TORCH_LIBRARY`: use `bindings = \"torch\"` alone, and put pybind11/nanobind code in an extension of its own",
+                ));
+            }
+        }
+        self.one_of(BINDING_CHOICES)
     }
 
     fn one_of<T: Copy>(&self, choices: &[(&str, T)]) -> Result<T, ConfigError> {
@@ -696,10 +718,22 @@ impl ToolConfig {
                 origin: Origin::Pyproject,
             },
             Some(f) => Sourced {
-                value: f.one_of(BINDING_CHOICES)?,
+                value: f.bindings()?,
                 origin: f.origin.clone(),
             },
         };
+        let torch_version = get("torch-version")
+            .map(|f| {
+                let s = f.string()?;
+                let spec = s.trim();
+                pep440_rs::VersionSpecifiers::from_str(spec).map_err(|e| {
+                    f.invalid(format!(
+                        "expected PEP 440 version specifiers such as \"==2.15.*\" or \">=2.11\" ({e})"
+                    ))
+                })?;
+                Ok(spec.to_string())
+            })
+            .transpose()?;
 
         let extensions = parse_targets(table, "extension")?;
         let shared_libraries = parse_targets(table, "shared-library")?;
@@ -723,6 +757,7 @@ impl ToolConfig {
             system_rpath,
             verbose,
             bindings,
+            torch_version,
             extensions,
             shared_libraries,
             libraries,
@@ -800,9 +835,7 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             });
         }
         let destination = f("destination").map(|x| x.string()).transpose()?;
-        let bindings = f("bindings")
-            .map(|x| x.one_of(BINDING_CHOICES))
-            .transpose()?;
+        let bindings = f("bindings").map(|x| x.bindings()).transpose()?;
         targets.push(TargetConfig {
             key: key.clone(),
             name,

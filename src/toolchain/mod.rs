@@ -12,6 +12,8 @@ use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 use crate::python::PythonInfo;
 
+pub mod torch;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
     #[error("nvcc for CUDA {wanted} not found; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
@@ -54,6 +56,23 @@ pub enum ToolchainError {
     },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
+    #[error("`bindings = \"torch\"`: torch was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
+    TorchNotFound { probes: Vec<String> },
+    #[error("`bindings = \"torch\"`: asking the torch in {} about itself with {} failed: {message}", torch.display(), python.display())]
+    TorchProbe {
+        python: PathBuf,
+        torch: PathBuf,
+        message: String,
+    },
+    #[error("`bindings = \"torch\"`: nvcc {nvcc} (CUDA {nvcc_major}) does not match torch {torch_version}, which was built for CUDA {torch_cuda}: an extension must be compiled for the CUDA major of its torch")]
+    TorchCudaMajor {
+        nvcc: String,
+        nvcc_major: u32,
+        torch_version: String,
+        torch_cuda: String,
+    },
+    #[error("`bindings = \"torch\"`: {key} has CUDA sources, but torch {torch_version} was built without CUDA (torch.version.cuda is None)")]
+    TorchWithoutCuda { key: String, torch_version: String },
 }
 
 impl Hint for ToolchainError {
@@ -86,6 +105,22 @@ impl Hint for ToolchainError {
             )],
             ToolchainError::BindingsNotFound { requirement, .. } => vec![
                 format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
+            ],
+            ToolchainError::TorchNotFound { .. } => vec![
+                "with build isolation (the default) the frontend installs torch (the `torch-version` key picks which); with `--no-build-isolation`, `pip install torch` into the environment that builds".into(),
+            ],
+            ToolchainError::TorchProbe { .. } => vec![
+                "check that `python -c \"import torch\"` works in the environment that builds (set CUDAWHEEL_DEBUG=1 for details)".into(),
+            ],
+            ToolchainError::TorchCudaMajor { nvcc_major, torch_cuda, .. } => {
+                let torch_major = torch_cuda.split('.').next().unwrap_or(torch_cuda);
+                vec![
+                    format!("use a CUDA {torch_major} toolkit (`CUDA_HOME`, or `cuda = {torch_major}`; CUDA 13's nvcc also comes from PyPI with `toolkit = \"pip\"`)"),
+                    format!("or build against a torch made for CUDA {nvcc_major}: `torch-version` with build isolation, or install that torch (e.g. from https://download.pytorch.org/whl/cu{nvcc_major}X) with `--no-build-isolation`"),
+                ]
+            }
+            ToolchainError::TorchWithoutCuda { .. } => vec![
+                "install a torch built with CUDA (PyPI's Linux x86_64 torch is), or build only C++ sources into this extension".into(),
             ],
             ToolchainError::NvccBroken { .. } => vec![
                 "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
@@ -434,7 +469,7 @@ pub fn build_requirements(
     others.sort();
     others.dedup();
     reqs.extend(others);
-    reqs.extend(crate::bindings::requirements(tool));
+    reqs.extend(crate::bindings::requirements(tool, major));
     Ok(reqs)
 }
 
