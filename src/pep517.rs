@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::arch;
 use crate::archive::{self, Files};
 use crate::bindings::torch;
 use crate::compile;
@@ -445,13 +446,15 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             toolchain::NvccOrigin::Pip(site) => format!("NVIDIA wheels in {}", site.display()),
         }
     ));
-    let gencodes = plan::gencodes(
-        r.plan.archs.as_ref(),
-        r.plan.ptx,
-        tc.nvcc.major,
-        &tc.nvcc.archs,
-        &tc.nvcc.full_version,
-    )?;
+    // Each target's `-gencode` list: its own `archs`, else the top-level list.
+    let nvcc_archs = tc.nvcc_archs();
+    let gencodes: Vec<Vec<arch::Gencode>> = r
+        .plan
+        .targets
+        .iter()
+        .map(|t| arch::gencodes(t.archs(&r.plan), r.plan.ptx, &nvcc_archs))
+        .collect::<Result<_, _>>()
+        .map_err(plan::PlanError::from)?;
 
     // One graph for the whole build: every target's compiles, the device links of rdc
     // targets, and the links (a project shared library before the extensions linking it).
@@ -478,7 +481,13 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             .flat_map(|l| l.include_dirs.iter().cloned())
             .collect();
         let jobs = compile::compile_jobs(
-            target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes,
+            target,
+            &r.plan,
+            tc,
+            req.python,
+            &gencodes[i],
+            &obj_dir,
+            &includes,
         );
         objects.push(jobs.iter().map(|j| j.output.clone()).collect());
         object_steps.push((steps.len()..steps.len() + jobs.len()).collect());
@@ -501,7 +510,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             .filter(|l| !l.shared.is_empty())
             .flat_map(|l| l.statics.iter().cloned())
             .collect();
-        let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes, &statics, &obj_dir);
+        let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes[i], &statics, &obj_dir);
         objects[i].push(job.output.clone());
         object_steps[i].push(steps.len());
         steps.push(Step {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, run
+from conftest import clean_env, run, toolkit_home
 
 KERNEL = '__global__ void k(float *p) { p[threadIdx.x] *= 2.f; }\nextern "C" void launch(float *p) { k<<<1, 32>>>(p); }\n'
 
@@ -252,6 +252,16 @@ STATIC_CASES = [
     ("archs-integers", dict(pyproject=BASE.format(project_extra="", tool_extra="", ext_extra="", sources='["csrc/*.cu"]')
                             .replace('archs = ["90"]', "archs = [80, 90]")), [], {},
      ["`tool.cudawheel.archs` (from pyproject.toml) must be a list of strings, found array [80, 90]"]),
+    # issue 13: arch spellings (PyTorch's too), per-target archs, TORCH_CUDA_ARCH_LIST
+    ("archs-pytorch-typo", {}, [], dict(TORCH_CUDA_ARCH_LIST="8.0;8.6+ptx"),
+     ['`tool.cudawheel.archs` (from environment variable `TORCH_CUDA_ARCH_LIST`): "8.6+ptx" is not a CUDA architecture',
+      'PyTorch style ("8.0", "8.6+PTX", "9.0a")']),
+    ("archs-sm-prefix", {}, ["archs=sm_90a"], {},
+     ['"sm_90a" is not a CUDA architecture', 'hint: did you mean "90a"?']),
+    ("target-archs-bad", dict(ext_extra='archs = ["9.0b"]'), [], {},
+     ['`tool.cudawheel.extension[0].archs` (from pyproject.toml): "9.0b" is not a CUDA architecture']),
+    ("target-archs-empty", dict(ext_extra='archs = []'), [], {},
+     ["`tool.cudawheel.extension[0].archs` (from pyproject.toml)", "give at least one architecture"]),
     ("cudart-value", dict(tool_extra='cudart = "dynamic"'), [], {},
      ['`tool.cudawheel.cudart`', 'expected one of "shared", "static"']),
     ("cuda-deps-value", {}, [], dict(CUDAWHEEL_CUDA_DEPS="optional"),
@@ -426,7 +436,20 @@ def test_arch_not_supported_by_the_toolkit(backend_python, tmp_path, cu13_home):
     proj = make_project(tmp_path)
     err = fails(backend_python, proj, "archs=35", env=clean_env(CUDA_HOME=cu13_home))
     assert "`tool.cudawheel.archs`: architecture 35 is not supported by nvcc 13." in err
-    assert "hint: drop that architecture from `archs`" in err
+    assert "hint: drop 35 from `archs`, or build with an nvcc that supports it" in err
+
+
+def test_arch_70_with_cuda_13_and_family_arch_with_cuda_12(backend_python, tmp_path, cu13_home):
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=cu13_home, CUDAARCHS="70;90"))
+    assert "`tool.cudawheel.archs`: architecture 70 is not supported by nvcc 13." in err
+    assert "(it supports 75, 80," in err and "the list came from environment variable `CUDAARCHS`" in err
+    assert "hint: CUDA 13 dropped architectures below 75" in err
+    # A family arch that nvcc 12.4 predates, from a target's own list.
+    proj = make_project(tmp_path / "t", ext_extra='archs = ["100f"]')
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=toolkit_home(12)))
+    assert "`tool.cudawheel.extension[0].archs`: architecture 100f is not supported by nvcc 12.4" in err
+    assert "family `f` forms need CUDA 12.9" in err
 
 
 def test_compiler_launcher_not_found(backend_python, tmp_path, cu13_home):

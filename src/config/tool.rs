@@ -103,7 +103,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("cuda", Ty::CudaMajor, "\"auto\"", "CUDA major to build for: 11, 12, 13 (integer or string) or \"auto\" (the major of the nvcc discovery finds; if none, 13 with the toolkit from PyPI)."),
     key("toolkit", Ty::Choice(&["auto", "system", "pip"]), "\"auto\"", "Where nvcc comes from: \"system\" (CUDACXX, CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda, in that order), \"pip\" (NVIDIA's wheels in the build environment; CUDA >= 13), \"auto\" (system first, then pip)."),
     key("name-suffix", Ty::Pattern("^[A-Za-z0-9._{}-]*$"), "\"-cu{major}\"", "Appended to project.name for the built distribution (saxpy -> saxpy-cu13); {major} is the CUDA major, \"\" disables it. The import package name never changes."),
-    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style: \"80\", \"90a\", \"86-real\", \"90-virtual\", \"all-major\", \"all\". Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. CUDAARCHS is honoured below CUDAWHEEL_ARCHS."),
+    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style (\"80\", \"90a\", \"100f\", \"86-real\", \"90-virtual\", \"all-major\", \"all\", \"native\") or PyTorch style (\"8.0\" SASS only, \"8.6+PTX\", \"9.0a\"); `;`- or space-separated in a string. Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. Precedence: -C > CUDAWHEEL_ARCHS > CUDAARCHS > TORCH_CUDA_ARCH_LIST > pyproject.toml. An arch the nvcc in use cannot build is an error."),
     key("ptx", Ty::Choice(&["highest", "none", "all"]), "\"highest\"", "Which PTX to embed: of the newest arch only (forward compatibility), none, or of every arch."),
     key("cudart", Ty::Choice(&["shared", "static"]), "\"shared\"", "\"shared\": link libcudart.so.N from the runtime wheel and depend on it; \"static\": link libcudart_static.a."),
     key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under the extra `cuda`, or not at all."),
@@ -137,6 +137,7 @@ pub const TARGET_KEYS: &[KeyDef] = &[
     key("optional", Ty::Bool, "false", "Skip this target with a warning when one of its cuda-libraries is not found."),
     key("bindings", Ty::Choice(BINDINGS), "tool.cudawheel.bindings", "Binding library of this extension (extensions only)."),
     key("destination", Ty::Str, "required", "Folder inside the wheel for the library (shared-library only)."),
+    key("archs", Ty::ListOrStr, "tool.cudawheel.archs", "GPU targets of this target only (same spellings as the top-level `archs`), e.g. [\"90a\"] for Hopper-only kernels; replaces the top-level list, whatever its origin."),
 ];
 pub const LIBRARY_KEYS: &[KeyDef] = &[
     key(
@@ -276,6 +277,8 @@ pub struct TargetConfig {
     pub bindings: Option<Bindings>,
     /// Only for shared libraries.
     pub destination: Option<String>,
+    /// This target's own `archs` (raw; parsed by the plan).
+    pub archs: Option<Vec<String>>,
 }
 
 /// `[tool.cudawheel.library.<name>]`.
@@ -527,16 +530,28 @@ impl Layered {
         for def in TOP_KEYS {
             let (key, kind) = (def.name, def.ty.kind());
             let env_var = env_name(key);
+            // `archs`: CMake's `CUDAARCHS` and PyTorch's `TORCH_CUDA_ARCH_LIST` sit between
+            // `CUDAWHEEL_ARCHS` and pyproject.toml (arch.rs describes the order).
+            let arch_env = || {
+                crate::arch::ENV_FALLBACKS
+                    .iter()
+                    .filter(|_| key == "archs")
+                    .find_map(|var| {
+                        let raw = overrides.env.get(*var).filter(|v| !v.trim().is_empty())?;
+                        Some((coerce(raw, kind), Origin::Env(var.to_string())))
+                    })
+            };
             let value = if let Some((name, raw)) = settings.get(key) {
                 Some((coerce(raw, kind), Origin::Setting(name.clone())))
             } else if let Some(raw) = overrides.env.get(&env_var).filter(|v| !v.is_empty()) {
                 Some((coerce(raw, kind), Origin::Env(env_var)))
+            } else if let Some(found) = arch_env() {
+                Some(found)
             } else if let Some(v) = table.get(key) {
                 Some((v.clone(), Origin::Pyproject))
             } else {
                 // CMake's conventions sit below cudawheel's own names.
                 let fallback = match key {
-                    "archs" => Some("CUDAARCHS"),
                     "host-compiler" => ["CUDAHOSTCXX", "CXX"]
                         .into_iter()
                         .find(|v| overrides.env.get(*v).is_some_and(|s| !s.is_empty())),
@@ -835,6 +850,16 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             });
         }
         let destination = f("destination").map(|x| x.string()).transpose()?;
+        let archs = match f("archs") {
+            None => None,
+            Some(x) => {
+                let list = x.list_or_string()?;
+                if list.is_empty() {
+                    return Err(x.invalid("give at least one architecture, e.g. [\"90a\"]"));
+                }
+                Some(list)
+            }
+        };
         let bindings = f("bindings").map(|x| x.bindings()).transpose()?;
         targets.push(TargetConfig {
             key: key.clone(),
@@ -851,6 +876,7 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             optional: flag("optional")?,
             bindings,
             destination,
+            archs,
         });
     }
     Ok(targets)

@@ -148,7 +148,7 @@ pub struct Nvcc {
     /// `13.5.37`
     pub full_version: String,
     pub origin: NvccOrigin,
-    /// Virtual architectures it supports, without `compute_`: `75`, `90a`, ...
+    /// Virtual architectures it supports, without `compute_`: `75`, `90a`, `100f`, ...
     pub archs: Vec<String>,
 }
 
@@ -167,6 +167,17 @@ pub struct Toolchain {
     pub launcher: Option<PathBuf>,
     /// `compiler-launcher` for nvcc compiles: none where that launcher is known to break them.
     pub nvcc_launcher: Option<PathBuf>,
+}
+
+impl Toolchain {
+    /// What this nvcc can build, for `arch::gencodes`.
+    pub fn nvcc_archs(&self) -> crate::arch::NvccArchs {
+        crate::arch::NvccArchs {
+            major: self.nvcc.major,
+            version: self.nvcc.full_version.clone(),
+            supported: self.nvcc.archs.clone(),
+        }
+    }
 }
 
 /// Whether `launcher` is an sccache release known to fail on this nvcc: sccache splits an
@@ -573,10 +584,11 @@ pub fn discover(
             });
         }
     };
-    nvcc.archs = run_nvcc(&nvcc.path, &["--list-gpu-arch"])?
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("compute_").map(str::to_string))
-        .collect();
+    // `--help` names the `a`/`f` forms `--list-gpu-arch` leaves out.
+    nvcc.archs = crate::arch::nvcc_supported(
+        &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
+        &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
+    );
     let host = host_compiler(tool, env)?;
     let launcher = match &tool.compiler_launcher {
         None => None,
