@@ -557,3 +557,25 @@ def test_project_path_that_nvcc_cannot_take(toolkit_python, tmp_path):
     proj = make_project(base)
     err = fails(toolkit_python, proj)
     assert "nvcc csrc/k.cu: the argument" in err and "cost $HOME" in err and "holds '$'" in err
+
+
+def test_torch_bindings_without_torch(backend_python, tmp_path):
+    """`bindings = "torch"` with no torch in the environment that builds (no isolation)."""
+    proj = make_project(tmp_path, tool_extra='bindings = "torch"')
+    err = fails(backend_python, proj)
+    assert '`bindings = "torch"`: torch was not found in the build environment; searched:' in err
+    assert "no `torch` package in any of the" in err
+    assert "hint:" in err and "pip install torch" in err
+
+
+def test_torch_mixed_with_pybind11(backend_python, tmp_path):
+    proj = make_project(tmp_path, ext_extra='bindings = ["torch", "pybind11"]')
+    err = fails(backend_python, proj)
+    assert "tool.cudawheel.extension[0].bindings" in err
+    assert "an extension uses one binding library" in err and "torch/extension.h" in err
+
+
+def test_torch_version_that_is_no_specifier(backend_python, tmp_path):
+    proj = make_project(tmp_path, tool_extra='bindings = "torch"\ntorch-version = "2.15"')
+    err = fails(backend_python, proj)
+    assert "tool.cudawheel.torch-version" in err and "PEP 440 version specifiers" in err

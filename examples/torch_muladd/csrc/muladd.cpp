@@ -2,8 +2,10 @@
 // this library (`import torch_muladd._C` runs the registrations below).
 #include <Python.h>
 
-#include <ATen/Operators.h>
-#include <torch/all.h>
+// The lightest headers that do the job (torch/all.h or torch/extension.h would triple the
+// compile time).
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <torch/library.h>
 
 // The module holds no functions: the operators live in torch's dispatcher. Only the limited

@@ -1,8 +1,8 @@
 // The CUDA implementations of torch_muladd's operators, registered for the CUDA dispatch key.
-#include <ATen/Operators.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <torch/all.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include "muladd_kernels.cuh"
@@ -32,7 +32,7 @@ at::Tensor muladd_cuda(const at::Tensor& a, const at::Tensor& b, double c) {
   at::Tensor out = at::empty(ac.sizes(), ac.options());
   check(muladd_forward_f32(ac.data_ptr<float>(), bc.data_ptr<float>(), static_cast<float>(c),
                            out.data_ptr<float>(), ac.numel(),
-                           at::cuda::getCurrentCUDAStream()));
+                           c10::cuda::getCurrentCUDAStream()));
   return out;
 }
 
@@ -49,7 +49,7 @@ std::tuple<at::Tensor, at::Tensor> muladd_backward_cuda(const at::Tensor& grad,
   at::Tensor grad_b = at::empty(ac.sizes(), ac.options());
   check(muladd_backward_f32(gc.data_ptr<float>(), ac.data_ptr<float>(), bc.data_ptr<float>(),
                             grad_a.data_ptr<float>(), grad_b.data_ptr<float>(), ac.numel(),
-                            at::cuda::getCurrentCUDAStream()));
+                            c10::cuda::getCurrentCUDAStream()));
   return {grad_a, grad_b};
 }
 
