@@ -272,6 +272,7 @@ mod tests {
             optional: false,
             bindings: Bindings::Torch,
             wheel_path: "muladd/_C.abi3.so".into(),
+            archs: None,
         }
     }
 
