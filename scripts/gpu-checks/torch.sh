@@ -21,7 +21,9 @@ prepare_torch() {
   cp examples/torch_muladd/csrc/muladd_kernels.cu examples/torch_muladd/csrc/muladd_kernels.cuh \
     scripts/gpu-checks/torch_muladd_harness.cu "$out/src/"
   home=$(bash scripts/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
-  "$home/bin/nvcc" "${TORCH_NVCC_FLAGS[@]}" -I"$out/src" -o "$out/muladd_harness" \
+  # libstdc++/libgcc linked in too: the carried program needs only glibc and the driver there.
+  "$home/bin/nvcc" "${TORCH_NVCC_FLAGS[@]}" -Xcompiler -static-libstdc++ -Xcompiler -static-libgcc \
+    -I"$out/src" -o "$out/muladd_harness" \
     "$out/src/torch_muladd_harness.cu" "$out/src/muladd_kernels.cu"
   "$home/bin/nvcc" --version | tail -n1 > "$out/built-with.txt"
   du -sh "$out" >&2
