@@ -69,12 +69,15 @@ def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, str]:
 
 
 @pytest.fixture(scope="module")
-def not_isolated(tmp_path_factory, torch_python) -> tuple[Wheel, str]:
-    """`python -m cudawheel wheel` in the venv that has torch (as `--no-build-isolation`)."""
+def not_isolated(tmp_path_factory, torch_python, cu13_home) -> tuple[Wheel, str]:
+    """`python -m cudawheel wheel` in the venv that has torch (as `--no-build-isolation`), with
+    a system CUDA 13 toolkit (the project's installer: newer than torch's 13.2) whose cudart
+    is chosen through CUDART_DIR: nvcc's minor differs from torch's and the runtime found is
+    newer than torch's pin."""
     work = tmp_path_factory.mktemp("torch-env")
     project = copy_example("torch_muladd", work)
     proc = run([torch_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=80-real"],
-               env=clean_env(), timeout=2400)
+               env=clean_env(CUDA_HOME=cu13_home, CUDART_DIR=cu13_home), timeout=2400)
     return Wheel(Path(proc.stdout.strip())), proc.stderr
 
 
@@ -113,9 +116,16 @@ def test_isolated_build(isolated, torch_facts, tmp_path):
     assert sass == {"sm_90"} and ptx == {"compute_90"}, (sass, ptx)
 
 
-def test_build_without_isolation(not_isolated, isolated, torch_facts, tmp_path):
+def test_build_without_isolation(not_isolated, isolated, torch_facts, cu13_home, tmp_path):
     wheel, log = not_isolated
+    # Built with the toolkit's nvcc and cudart, yet the wheel asks only for the runtime torch pins.
     dyn = check_wheel(wheel, torch_facts, tmp_path)
+    nvcc = re.search(r"release (\d+\.\d+)", run([cu13_home / "bin/nvcc", "--version"]).stdout).group(1)
+    if nvcc != torch_facts["cuda"]:
+        assert f"warning: nvcc is CUDA {nvcc}, torch {torch_facts['version']} was built with CUDA " \
+               f"{torch_facts['cuda']}" in log, log
+        assert f"cudart was found in CUDART_DIR ({nvcc})" in log, log
+        assert "installed with torch: the wheel requires nvidia-cuda-runtime>=" in log, log
     iso = readelf_dynamic(isolated[0].extract("torch_muladd/_C.abi3.so", tmp_path / "iso"))
     assert dyn["NEEDED"] == iso["NEEDED"]
     assert wheel.field("Requires-Dist") == isolated[0].field("Requires-Dist")
