@@ -7,8 +7,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
+use crate::arch::Gencode;
 use crate::hint::Hint;
-use crate::plan::{BuildPlan, Gencode, Lang, TargetPlan};
+use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::python::PythonInfo;
 use crate::toolchain::Toolchain;
 use crate::ui;

@@ -7,6 +7,7 @@
 //! | --- | --- | --- |
 //! | 1 configuration | `config/` | pyproject.toml + `Overrides` -> `Config` |
 //! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
+//! | 2a archs | `arch.rs` | `archs` spellings -> `ArchList`; + nvcc's list -> `-gencode` pairs |
 //! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, host compiler) |
 //! | 3b libraries | `libraries.rs` + `catalog.rs` | library names -> `FoundLibrary` (dirs, SONAMEs, provider) |
 //! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s (exact commands) |
@@ -21,6 +22,7 @@
 //! `pep517.rs` is the only module that calls more than one stage; `py.rs` the only one that
 //! knows Python; `ui.rs` the only one that prints.
 
+pub mod arch;
 pub mod archive;
 pub mod bindings;
 pub mod catalog;

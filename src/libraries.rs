@@ -39,18 +39,20 @@ pub struct Provider {
     pub dist: String,
     /// The version built against: `major.minor` of the distribution's own scheme.
     pub floor: (u64, u64),
+    /// Compatible within that minor only (torch's C++ ABI changes between minors), not within
+    /// the major.
+    pub within_minor: bool,
 }
 
 impl Provider {
-    /// `nvidia-cufft-cu12>=11.4,<12`
+    /// `nvidia-cufft-cu12>=11.4,<12`; `torch>=2.15,<2.16` within a minor.
     pub fn requirement(&self) -> String {
-        format!(
-            "{}>={}.{},<{}",
-            self.dist,
-            self.floor.0,
-            self.floor.1,
-            self.floor.0 + 1
-        )
+        let (major, minor) = self.floor;
+        if self.within_minor {
+            format!("{}>={major}.{minor},<{major}.{}", self.dist, minor + 1)
+        } else {
+            format!("{}>={major}.{minor},<{}", self.dist, major + 1)
+        }
     }
 }
 
@@ -470,6 +472,7 @@ pub fn find(
                     Some(Provider {
                         dist: dist.clone(),
                         floor: floor_of(version),
+                        within_minor: false,
                     })
                 }
                 (_, Some(pkg)) => {
@@ -480,6 +483,7 @@ pub fn find(
                     Some(Provider {
                         dist: pkg.clone(),
                         floor,
+                        within_minor: false,
                     })
                 }
                 _ => None,

@@ -74,6 +74,18 @@ pub fn core_metadata(
     cuda: &CudaRequires,
     mode: CudaDeps,
 ) -> String {
+    core_metadata_with(project, name, &[], cuda, mode)
+}
+
+/// METADATA with `required` (derived requirements that `cuda-deps` never moves or drops, such
+/// as `torch>=2.15,<2.16` of a torch extension) after the project's own dependencies.
+pub fn core_metadata_with(
+    project: &Project,
+    name: &DistName,
+    required: &[String],
+    cuda: &CudaRequires,
+    mode: CudaDeps,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Metadata-Version: 2.4");
     let _ = writeln!(out, "Name: {}", name.display);
@@ -105,6 +117,9 @@ pub fn core_metadata(
         let _ = writeln!(out, "Requires-Python: {rp}");
     }
     for r in &project.dependencies {
+        let _ = writeln!(out, "Requires-Dist: {r}");
+    }
+    for r in required {
         let _ = writeln!(out, "Requires-Dist: {r}");
     }
     let mut extras: Vec<String> = Vec::new();

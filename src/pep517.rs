@@ -9,9 +9,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::arch;
 use crate::archive::{self, Files};
+use crate::bindings::torch;
 use crate::compile;
-use crate::config::{Config, Cudart, Overrides};
+use crate::config::{Bindings, Config, Cudart, Overrides};
 use crate::elf;
 use crate::error::Error;
 use crate::import_helper;
@@ -50,6 +52,8 @@ struct Resolved {
     cuda_requires: Vec<String>,
     /// The wheel variant this build makes, if any (PEP 825).
     variant: Option<variants::Spec>,
+    /// `Requires-Dist: torch>=X.Y,<X.(Y+1)` of torch extensions (never moved by `cuda-deps`).
+    torch_requires: Vec<String>,
 }
 
 impl Resolved {
@@ -112,12 +116,40 @@ fn requirements_for<'a>(
     by_dist.values().map(Provider::requirement).collect()
 }
 
+/// Whether a library comes from torch (its requirement is not a CUDA one).
+fn is_torch(lib: &FoundLibrary) -> bool {
+    lib.provider.as_ref().is_some_and(|p| p.dist == torch::DIST)
+}
+
 fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut plan = BuildPlan::new(&config, req.python)?;
-    crate::bindings::apply(&mut plan, &req.python.sys_path)?;
+    // `bindings = "torch"`: torch is asked about itself once, before flags are added.
+    let torch_info = if plan.targets.iter().any(|t| t.bindings == Bindings::Torch) {
+        Some(toolchain::torch::probe(req.python)?)
+    } else {
+        None
+    };
+    crate::bindings::apply(&mut plan, &req.python.sys_path, torch_info.as_ref())?;
     let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    let torch_libs = match &torch_info {
+        Some(info) => {
+            let cuda_target = plan
+                .targets
+                .iter()
+                .find(|t| {
+                    t.bindings == Bindings::Torch
+                        && t.sources.iter().any(|s| s.lang == plan::Lang::Cuda)
+                })
+                .map(|t| t.key.as_str());
+            if let Some(warning) = torch::check_cuda(info, &toolchain.nvcc, cuda_target)? {
+                ui::warn(&warning);
+            }
+            torch::libraries(info)?
+        }
+        None => BTreeMap::new(),
+    };
     let tool = &config.tool;
     let env = &req.overrides.env;
     let major = toolchain.nvcc.major;
@@ -142,6 +174,15 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         let mut missing = None;
         if let Some(lib) = target.link_with.iter().find(|l| skipped.contains(l)) {
             missing = Some(format!("it links the skipped shared library {lib:?}"));
+        }
+        if target.bindings == Bindings::Torch {
+            for group in torch::groups_for(&target, plan.limited_api.is_some()) {
+                if let Some(found) = torch_libs.get(group) {
+                    libs.entry(group.to_string())
+                        .or_insert_with(|| found.clone());
+                    names.push(group.to_string());
+                }
+            }
         }
         for name in &target.cuda_libraries {
             if missing.is_some() {
@@ -179,6 +220,11 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     {
         return Err(PlanError::NoTargets.into());
     }
+    if let Some(info) = &torch_info {
+        for warning in torch::fit_floors(&mut libs, info) {
+            ui::warn(&warning);
+        }
+    }
     let name = dist_name(&config, variant.as_ref(), major);
     check_sdist_name(&config.root, &name)?;
     let mut r = Resolved {
@@ -190,6 +236,7 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         target_libs,
         cuda_requires: Vec::new(),
         variant,
+        torch_requires: Vec::new(),
     };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.
@@ -201,7 +248,8 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    r.cuda_requires = requirements_for(r.libs.values(), &listed);
+    r.cuda_requires = requirements_for(r.libs.values().filter(|l| !is_torch(l)), &listed);
+    r.torch_requires = requirements_for(r.libs.values().filter(|l| is_torch(l)), &listed);
     Ok(r)
 }
 
@@ -246,9 +294,10 @@ fn dist_info_name(r: &Resolved) -> String {
 }
 
 fn render_metadata(r: &Resolved) -> String {
-    metadata::core_metadata(
+    metadata::core_metadata_with(
         &r.config.project,
         &r.name,
+        &r.torch_requires,
         &CudaRequires::Known(r.cuda_requires.clone()),
         r.config.tool.cuda_deps,
     )
@@ -419,13 +468,15 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             None => ui::status(&line),
         }
     }
-    let gencodes = plan::gencodes(
-        r.plan.archs.as_ref(),
-        r.plan.ptx,
-        tc.nvcc.major,
-        &tc.nvcc.archs,
-        &tc.nvcc.full_version,
-    )?;
+    // Each target's `-gencode` list: its own `archs`, else the top-level list.
+    let nvcc_archs = tc.nvcc_archs();
+    let gencodes: Vec<Vec<arch::Gencode>> = r
+        .plan
+        .targets
+        .iter()
+        .map(|t| arch::gencodes(t.archs(&r.plan), r.plan.ptx, &nvcc_archs))
+        .collect::<Result<_, _>>()
+        .map_err(plan::PlanError::from)?;
 
     // One graph for the whole build: every target's compiles, the device links of rdc
     // targets, and the links (a project shared library before the extensions linking it).
@@ -453,7 +504,13 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
                 source,
             })?;
         let jobs = compile::compile_jobs(
-            target, &r.plan, tc, req.python, &gencodes, &obj_dir, &includes,
+            target,
+            &r.plan,
+            tc,
+            req.python,
+            &gencodes[i],
+            &obj_dir,
+            &includes,
         );
         objects.push(jobs.iter().map(|j| j.output.clone()).collect());
         object_steps.push((steps.len()..steps.len() + jobs.len()).collect());
@@ -476,7 +533,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             .filter(|l| !l.shared.is_empty())
             .flat_map(|l| l.statics.iter().cloned())
             .collect();
-        let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes, &statics, &obj_dir);
+        let job = compile::dlink_job(target, &cuda_objs, tc, &gencodes[i], &statics, &obj_dir);
         objects[i].push(job.output.clone());
         object_steps[i].push(steps.len());
         steps.push(Step {
@@ -555,11 +612,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         needed.extend(report.needed.iter().cloned());
         reports.push(report);
     }
-    let linked_requires = requirements_for(r.libs.values(), &needed);
-    if linked_requires != r.cuda_requires {
+    let linked_requires = requirements_for(r.libs.values().filter(|l| !is_torch(l)), &needed);
+    let linked_torch = requirements_for(r.libs.values().filter(|l| is_torch(l)), &needed);
+    if linked_requires != r.cuda_requires || linked_torch != r.torch_requires {
         return Err(Error::InconsistentMetadata(format!(
-            "the linked libraries need {linked_requires:?}, discovery expected {:?}",
-            r.cuda_requires
+            "the linked libraries need {linked_requires:?} {linked_torch:?}, discovery expected {:?} {:?}",
+            r.cuda_requires, r.torch_requires
         )));
     }
     let uses_system_libs = tool.system_rpath
@@ -788,12 +846,17 @@ pub fn build_editable(
 /// ELFs need, with their wheel folders and requirements.
 fn import_helpers(r: &Resolved, reports: &[elf::ElfReport]) -> Vec<(String, String)> {
     let mut by_package: BTreeMap<String, Vec<import_helper::Preload>> = BTreeMap::new();
+    let mut torch_packages: BTreeSet<String> = BTreeSet::new();
     for (target, report) in r.plan.targets.iter().zip(reports) {
         let Some((package, _)) = target.wheel_path.split_once('/') else {
             continue;
         };
+        if target.bindings == Bindings::Torch {
+            torch_packages.insert(package.to_string());
+        }
         let list = by_package.entry(package.to_string()).or_default();
-        for lib in r.libs.values() {
+        // torch's own libraries come with `import torch`, not from this table.
+        for lib in r.libs.values().filter(|l| !is_torch(l)) {
             let (Some(p), Some(dir)) = (&lib.provider, &lib.site_lib_dir) else {
                 continue;
             };
@@ -821,7 +884,7 @@ fn import_helpers(r: &Resolved, reports: &[elf::ElfReport]) -> Vec<(String, Stri
             libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
             (
                 format!("{package}/_cuda_libs.py"),
-                import_helper::render(&libs, cuda),
+                import_helper::render(&libs, cuda, torch_packages.contains(&package)),
             )
         })
         .collect()

@@ -5,10 +5,10 @@
 //! Touches the filesystem read-only (globs) and spawns nothing.
 
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx, Sourced};
+use crate::arch::{self, ArchError, ArchList};
+use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx};
 use crate::hint::Hint;
 use crate::python::PythonInfo;
 
@@ -26,12 +26,8 @@ pub enum PlanError {
     UnknownSourceKind { key: String, path: PathBuf },
     #[error("`tool.cudawheel.extension` is empty: there is nothing to build")]
     NoTargets,
-    #[error("`{key}` (from {origin}): {value:?} is not a CUDA architecture")]
-    BadArch {
-        key: String,
-        origin: Origin,
-        value: String,
-    },
+    #[error(transparent)]
+    Arch(#[from] ArchError),
     #[error("`{key}.link-with` names {name:?}, which is not a `[[tool.cudawheel.shared-library]]` of this project")]
     UnknownLinkWith {
         key: String,
@@ -51,24 +47,13 @@ pub enum PlanError {
     },
     #[error("`tool.cudawheel.packages`: the package folder {} does not exist", path.display())]
     MissingPackage { path: PathBuf },
-    #[error(
-        "`{key}`: architecture {arch} is not supported by nvcc {version} (it supports {supported})"
-    )]
-    ArchNotSupported {
-        key: String,
-        arch: String,
-        version: String,
-        supported: String,
-    },
 }
 
 impl Hint for PlanError {
     fn hints(&self) -> Vec<String> {
         match self {
             PlanError::Config(e) => e.hints(),
-            PlanError::BadArch { .. } => vec![
-                "architectures are written CMake style: \"80\", \"90a\", \"86-real\", \"90-virtual\", \"all-major\"".into(),
-            ],
+            PlanError::Arch(e) => e.hints(),
             PlanError::NoTargets => vec!["add a `[[tool.cudawheel.extension]]` table with `name` and `sources`".into()],
             PlanError::UnknownSourceKind { .. } => {
                 vec![".cu files go to nvcc; .c, .cc, .cpp and .cxx to the host compiler".into()]
@@ -83,9 +68,6 @@ impl Hint for PlanError {
             PlanError::BindingsLimitedApi { .. } => vec![
                 "drop `py-limited-api` (one wheel per Python version), or use `bindings = \"nanobind\"` with `py-limited-api = \"cp312\"`".into(),
             ],
-            PlanError::ArchNotSupported { .. } => {
-                vec!["drop that architecture from `archs`, or build with a CUDA major that supports it (`cuda`)".into()]
-            }
             PlanError::BadModuleName { .. } => vec![
                 "a module name is dot-separated Python identifiers, e.g. \"pkg._core\"".into(),
             ],
@@ -157,55 +139,8 @@ pub struct TargetPlan {
     pub bindings: Bindings,
     /// Path inside the wheel: `saxpy/_core.abi3.so`, `pkg/lib/libcalc.so`.
     pub wheel_path: String,
-}
-
-/// How one architecture is embedded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArchKind {
-    /// SASS, plus PTX as `ptx` says.
-    Default,
-    /// `-real`: SASS only.
-    Real,
-    /// `-virtual`: PTX only.
-    Virtual,
-}
-
-/// One entry of `archs`, e.g. `90a-real`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Arch {
-    pub number: u32,
-    /// `a` or `f` family suffix, or empty.
-    pub suffix: String,
-    pub kind: ArchKind,
-}
-
-impl Arch {
-    pub fn id(&self) -> String {
-        format!("{}{}", self.number, self.suffix)
-    }
-}
-
-/// `archs` after parsing; groups expand against the toolchain's list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ArchSpec {
-    One(Arch),
-    AllMajor,
-    All,
-}
-
-/// One `-gencode` pair.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Gencode {
-    /// `compute_90a`
-    pub arch: String,
-    /// `sm_90a` or `compute_90a`
-    pub code: String,
-}
-
-impl fmt::Display for Gencode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "arch={},code={}", self.arch, self.code)
-    }
+    /// This target's own `archs`, replacing the top-level list.
+    pub archs: Option<ArchList>,
 }
 
 #[derive(Debug, Clone)]
@@ -216,7 +151,8 @@ pub struct BuildPlan {
     pub packages: Vec<PathBuf>,
     /// Absolute.
     pub python_source: PathBuf,
-    pub archs: Option<Sourced<Vec<ArchSpec>>>,
+    /// The top-level `archs` (`None`: the default of the CUDA major).
+    pub archs: Option<ArchList>,
     pub ptx: Ptx,
     /// Absolute.
     pub build_dir: PathBuf,
@@ -250,140 +186,11 @@ fn is_module_name(name: &str) -> bool {
         })
 }
 
-/// Parses one CMake-style architecture entry.
-pub fn parse_arch(raw: &str) -> Option<ArchSpec> {
-    match raw {
-        "all-major" => return Some(ArchSpec::AllMajor),
-        "all" => return Some(ArchSpec::All),
-        _ => {}
+impl TargetPlan {
+    /// The archs this target is built for: its own, else the top-level list.
+    pub fn archs<'a>(&'a self, plan: &'a BuildPlan) -> Option<&'a ArchList> {
+        self.archs.as_ref().or(plan.archs.as_ref())
     }
-    let (body, kind) = if let Some(b) = raw.strip_suffix("-real") {
-        (b, ArchKind::Real)
-    } else if let Some(b) = raw.strip_suffix("-virtual") {
-        (b, ArchKind::Virtual)
-    } else {
-        (raw, ArchKind::Default)
-    };
-    let digits: String = body.chars().take_while(char::is_ascii_digit).collect();
-    let suffix = &body[digits.len()..];
-    if digits.len() < 2 || !matches!(suffix, "" | "a" | "f") {
-        return None;
-    }
-    Some(ArchSpec::One(Arch {
-        number: digits.parse().ok()?,
-        suffix: suffix.to_string(),
-        kind,
-    }))
-}
-
-/// The default `archs` of contract §4 for a CUDA major.
-pub fn default_archs(major: u32) -> &'static [u32] {
-    match major {
-        11 => &[70, 75, 80, 86],
-        12 => &[70, 75, 80, 86, 89, 90],
-        _ => &[75, 80, 86, 89, 90, 100, 120],
-    }
-}
-
-/// Expands `archs` into `-gencode` pairs. `supported` are the virtual archs nvcc lists
-/// (`--list-gpu-arch`, without the `compute_` prefix); `major` picks the defaults.
-pub fn gencodes(
-    archs: Option<&Sourced<Vec<ArchSpec>>>,
-    ptx: Ptx,
-    major: u32,
-    supported: &[String],
-    nvcc_version: &str,
-) -> Result<Vec<Gencode>, PlanError> {
-    let key = "tool.cudawheel.archs";
-    let plain = |n: u32| Arch {
-        number: n,
-        suffix: String::new(),
-        kind: ArchKind::Default,
-    };
-    let supported_plain = || {
-        supported
-            .iter()
-            .filter_map(|s| s.parse::<u32>().ok())
-            .collect::<BTreeSet<u32>>()
-    };
-    let mut list: Vec<Arch> = Vec::new();
-    match archs {
-        None => list.extend(default_archs(major).iter().map(|&n| plain(n))),
-        Some(s) => {
-            for spec in &s.value {
-                match spec {
-                    ArchSpec::One(a) => list.push(a.clone()),
-                    ArchSpec::All => list.extend(supported_plain().into_iter().map(plain)),
-                    ArchSpec::AllMajor => {
-                        list.extend(
-                            supported_plain()
-                                .into_iter()
-                                .filter(|n| n % 10 == 0)
-                                .map(plain),
-                        );
-                    }
-                }
-            }
-        }
-    }
-    for a in &list {
-        if !supported.iter().any(|s| *s == a.id()) {
-            return Err(PlanError::ArchNotSupported {
-                key: key.into(),
-                arch: a.id(),
-                version: nvcc_version.into(),
-                supported: supported.join(", "),
-            });
-        }
-    }
-    let mut out: Vec<Gencode> = Vec::new();
-    let push = |out: &mut Vec<Gencode>, g: Gencode| {
-        if !out.contains(&g) {
-            out.push(g);
-        }
-    };
-    for a in &list {
-        if a.kind != ArchKind::Virtual {
-            push(
-                &mut out,
-                Gencode {
-                    arch: format!("compute_{}", a.id()),
-                    code: format!("sm_{}", a.id()),
-                },
-            );
-        }
-    }
-    // PTX: `-virtual` entries always; otherwise as `ptx` says.
-    let candidates: Vec<&Arch> = list
-        .iter()
-        .filter(|a| a.kind == ArchKind::Default)
-        .collect();
-    let mut ptx_archs: Vec<&Arch> = list
-        .iter()
-        .filter(|a| a.kind == ArchKind::Virtual)
-        .collect();
-    match ptx {
-        Ptx::None => {}
-        Ptx::All => ptx_archs.extend(candidates.iter().copied()),
-        Ptx::Highest => {
-            if let Some(top) = candidates
-                .iter()
-                .max_by_key(|a| (a.number, a.suffix.clone()))
-            {
-                ptx_archs.push(top);
-            }
-        }
-    }
-    for a in ptx_archs {
-        push(
-            &mut out,
-            Gencode {
-                arch: format!("compute_{}", a.id()),
-                code: format!("compute_{}", a.id()),
-            },
-        );
-    }
-    Ok(out)
 }
 
 impl BuildPlan {
@@ -567,6 +374,11 @@ impl BuildPlan {
                 optional: t.optional,
                 bindings,
                 wheel_path,
+                archs: t
+                    .archs
+                    .as_ref()
+                    .map(|a| arch::parse_items(a, &format!("{}.archs", t.key), &Origin::Pyproject))
+                    .transpose()?,
             });
         }
         let python_source =
@@ -597,23 +409,11 @@ impl BuildPlan {
                 .into_iter()
                 .collect(),
         };
-        let archs = match &tool.archs {
-            None => None,
-            Some(s) => {
-                let mut specs = Vec::new();
-                for raw in &s.value {
-                    specs.push(parse_arch(raw).ok_or_else(|| PlanError::BadArch {
-                        key: "tool.cudawheel.archs".into(),
-                        origin: s.origin.clone(),
-                        value: raw.clone(),
-                    })?);
-                }
-                Some(Sourced {
-                    value: specs,
-                    origin: s.origin.clone(),
-                })
-            }
-        };
+        let archs = tool
+            .archs
+            .as_ref()
+            .map(|s| arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin))
+            .transpose()?;
         let build_dir = config::inside_project(root, &tool.build_dir, "tool.cudawheel.build-dir")?;
         let jobs = tool
             .jobs
@@ -629,106 +429,5 @@ impl BuildPlan {
             jobs,
             limited_api: tool.py_limited_api,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn arch_list(raw: &[&str]) -> Sourced<Vec<ArchSpec>> {
-        Sourced {
-            value: raw.iter().map(|r| parse_arch(r).unwrap()).collect(),
-            origin: Origin::Pyproject,
-        }
-    }
-
-    fn supported() -> Vec<String> {
-        ["75", "80", "86", "89", "90", "90a", "100", "120"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-
-    #[test]
-    fn default_archs_give_sass_each_and_ptx_of_the_highest() {
-        let g = gencodes(None, Ptx::Highest, 13, &supported(), "13.5").unwrap();
-        let text: Vec<String> = g.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            text,
-            [
-                "arch=compute_75,code=sm_75",
-                "arch=compute_80,code=sm_80",
-                "arch=compute_86,code=sm_86",
-                "arch=compute_89,code=sm_89",
-                "arch=compute_90,code=sm_90",
-                "arch=compute_100,code=sm_100",
-                "arch=compute_120,code=sm_120",
-                "arch=compute_120,code=compute_120",
-            ]
-        );
-    }
-
-    #[test]
-    fn real_and_virtual_suffixes() {
-        let g = gencodes(
-            Some(&arch_list(&["80-real", "90a", "75-virtual"])),
-            Ptx::All,
-            13,
-            &supported(),
-            "13.5",
-        )
-        .unwrap();
-        let text: Vec<String> = g.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            text,
-            [
-                "arch=compute_80,code=sm_80",
-                "arch=compute_90a,code=sm_90a",
-                "arch=compute_75,code=compute_75",
-                "arch=compute_90a,code=compute_90a"
-            ]
-        );
-    }
-
-    #[test]
-    fn all_major_and_unsupported() {
-        let g = gencodes(
-            Some(&arch_list(&["all-major"])),
-            Ptx::None,
-            13,
-            &supported(),
-            "13.5",
-        )
-        .unwrap();
-        assert_eq!(g.len(), 4); // 80 90 100 120
-        let err = gencodes(
-            Some(&arch_list(&["70"])),
-            Ptx::None,
-            13,
-            &supported(),
-            "13.5",
-        )
-        .unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("architecture 70 is not supported by nvcc 13.5"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn arch_syntax() {
-        assert!(parse_arch("sm_80").is_none());
-        assert!(parse_arch("8").is_none());
-        assert!(parse_arch("90b").is_none());
-        assert_eq!(
-            parse_arch("100f-real"),
-            Some(ArchSpec::One(Arch {
-                number: 100,
-                suffix: "f".into(),
-                kind: ArchKind::Real
-            }))
-        );
     }
 }

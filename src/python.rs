@@ -23,6 +23,10 @@ pub struct PythonInfo {
     pub sys_path: Vec<PathBuf>,
     /// `platform.machine()`: `x86_64`, `aarch64`.
     pub machine: String,
+    /// `sys.executable`: runs probes that must import packages of the build environment
+    /// (torch); absent from older shells.
+    #[serde(default)]
+    pub executable: Option<PathBuf>,
 }
 
 impl PythonInfo {

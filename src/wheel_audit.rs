@@ -207,6 +207,30 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
             if SYSTEM_LIBRARIES.contains(&lib.as_str()) || own.contains(lib) {
                 continue;
             }
+            if crate::bindings::torch::provides(lib) {
+                let dist = crate::bindings::torch::DIST;
+                if !declared.contains(dist) {
+                    violations.push(v(
+                        format!("needs {lib}, but Requires-Dist does not declare {dist}"),
+                        "build it with `bindings = \"torch\"`, which declares the torch it was built against",
+                    ));
+                } else if !system_rpath_wheel
+                    && !reach
+                        .iter()
+                        .any(|d| d == crate::bindings::torch::SITE_LIB_DIR)
+                {
+                    violations.push(v(
+                        format!(
+                            "needs {lib}, but no RPATH entry reaches {}",
+                            crate::bindings::torch::SITE_LIB_DIR
+                        ),
+                        "build with cudawheel, which adds `$ORIGIN/../torch/lib`",
+                    ));
+                } else {
+                    provided.insert(lib.clone());
+                }
+                continue;
+            }
             match nvidia_entry(lib) {
                 Some(entry) => {
                     let dists: Vec<&str> = entry.wheels.iter().flatten().map(|w| w.dist).collect();

@@ -42,7 +42,7 @@ def clean_env(**extra):
     """The environment without anything that would point cudawheel at a toolkit."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("CUDAWHEEL_", "CUDA_", "PIP_FIND_LINKS", "PYTHONPATH"))
-           and k not in ("CUDACXX", "CUDAARCHS", "CUDAHOSTCXX", "SOURCE_DATE_EPOCH")}
+           and k not in ("CUDACXX", "CUDAARCHS", "TORCH_CUDA_ARCH_LIST", "CUDAHOSTCXX", "SOURCE_DATE_EPOCH")}
     env["PIP_CACHE_DIR"] = str(CACHE / "pip")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env.update({k: str(v) for k, v in extra.items()})

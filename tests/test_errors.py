@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, run
+from conftest import clean_env, run, toolkit_home
 
 KERNEL = '__global__ void k(float *p) { p[threadIdx.x] *= 2.f; }\nextern "C" void launch(float *p) { k<<<1, 32>>>(p); }\n'
 
@@ -253,6 +253,16 @@ STATIC_CASES = [
     ("archs-integers", dict(pyproject=BASE.format(project_extra="", tool_extra="", ext_extra="", sources='["csrc/*.cu"]')
                             .replace('archs = ["90"]', "archs = [80, 90]")), [], {},
      ["`tool.cudawheel.archs` (from pyproject.toml) must be a list of strings, found array [80, 90]"]),
+    # issue 13: arch spellings (PyTorch's too), per-target archs, TORCH_CUDA_ARCH_LIST
+    ("archs-pytorch-typo", {}, [], dict(TORCH_CUDA_ARCH_LIST="8.0;8.6+ptx"),
+     ['`tool.cudawheel.archs` (from environment variable `TORCH_CUDA_ARCH_LIST`): "8.6+ptx" is not a CUDA architecture',
+      'PyTorch style ("8.0", "8.6+PTX", "9.0a")']),
+    ("archs-sm-prefix", {}, ["archs=sm_90a"], {},
+     ['"sm_90a" is not a CUDA architecture', 'hint: did you mean "90a"?']),
+    ("target-archs-bad", dict(ext_extra='archs = ["9.0b"]'), [], {},
+     ['`tool.cudawheel.extension[0].archs` (from pyproject.toml): "9.0b" is not a CUDA architecture']),
+    ("target-archs-empty", dict(ext_extra='archs = []'), [], {},
+     ["`tool.cudawheel.extension[0].archs` (from pyproject.toml)", "give at least one architecture"]),
     ("cudart-value", dict(tool_extra='cudart = "dynamic"'), [], {},
      ['`tool.cudawheel.cudart`', 'expected one of "shared", "static"']),
     ("cuda-deps-value", {}, [], dict(CUDAWHEEL_CUDA_DEPS="optional"),
@@ -461,7 +471,20 @@ def test_arch_not_supported_by_the_toolkit(backend_python, tmp_path, cu13_home):
     proj = make_project(tmp_path)
     err = fails(backend_python, proj, "archs=35", env=clean_env(CUDA_HOME=cu13_home))
     assert "`tool.cudawheel.archs`: architecture 35 is not supported by nvcc 13." in err
-    assert "hint: drop that architecture from `archs`" in err
+    assert "hint: drop 35 from `archs`, or build with an nvcc that supports it" in err
+
+
+def test_arch_70_with_cuda_13_and_family_arch_with_cuda_12(backend_python, tmp_path, cu13_home):
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=cu13_home, CUDAARCHS="70;90"))
+    assert "`tool.cudawheel.archs`: architecture 70 is not supported by nvcc 13." in err
+    assert "(it supports 75, 80," in err and "the list came from environment variable `CUDAARCHS`" in err
+    assert "hint: CUDA 13 dropped architectures below 75" in err
+    # A family arch that nvcc 12.4 predates, from a target's own list.
+    proj = make_project(tmp_path / "t", ext_extra='archs = ["100f"]')
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=toolkit_home(12)))
+    assert "`tool.cudawheel.extension[0].archs`: architecture 100f is not supported by nvcc 12.4" in err
+    assert "family `f` forms need CUDA 12.9" in err
 
 
 def test_compiler_launcher_not_found(backend_python, tmp_path, cu13_home):
@@ -627,3 +650,24 @@ def test_api_newer_than_the_runtime_wheel_linked(wheelhouse, tmp_path):
     assert "demo/_k" in err and "uses cudaGraphExecGetId, which libcudart.so.13 of nvidia-cuda-runtime" in err, err
     assert "compiled against CUDA 13.5 headers, and that runtime wheel is older" in err, err
     assert 'hint: upgrade it in the build environment: `pip install "nvidia-cuda-runtime>=13.5,<14"`' in err, err
+
+def test_torch_bindings_without_torch(backend_python, tmp_path):
+    """`bindings = "torch"` with no torch in the environment that builds (no isolation)."""
+    proj = make_project(tmp_path, tool_extra='bindings = "torch"')
+    err = fails(backend_python, proj)
+    assert '`bindings = "torch"`: torch was not found in the build environment; searched:' in err
+    assert "no `torch` package in any of the" in err
+    assert "hint:" in err and "pip install torch" in err
+
+
+def test_torch_mixed_with_pybind11(backend_python, tmp_path):
+    proj = make_project(tmp_path, ext_extra='bindings = ["torch", "pybind11"]')
+    err = fails(backend_python, proj)
+    assert "tool.cudawheel.extension[0].bindings" in err
+    assert "an extension uses one binding library" in err and "torch/extension.h" in err
+
+
+def test_torch_version_that_is_no_specifier(backend_python, tmp_path):
+    proj = make_project(tmp_path, tool_extra='bindings = "torch"\ntorch-version = "2.15"')
+    err = fails(backend_python, proj)
+    assert "tool.cudawheel.torch-version" in err and "PEP 440 version specifiers" in err

@@ -46,6 +46,7 @@ def _python_info() -> dict:
         "include_dir": sysconfig.get_paths()["include"],
         "sys_path": [p for p in sys.path if p and os.path.isdir(p)],
         "machine": platform.machine(),
+        "executable": sys.executable,
     }
 
 

@@ -429,6 +429,77 @@ mod tests {
     }
 
     #[test]
+    fn archs_precedence_setting_cudawheel_archs_cudaarchs_torch_pyproject() {
+        let origin = |settings: &[(&str, &str)], env: &[(&str, &str)]| {
+            let a = load("archs = [\"75\"]", settings, env)
+                .unwrap()
+                .tool
+                .archs
+                .unwrap();
+            (a.origin.to_string(), a.value.join(";"))
+        };
+        let all = [
+            ("CUDAWHEEL_ARCHS", "90"),
+            ("CUDAARCHS", "86"),
+            ("TORCH_CUDA_ARCH_LIST", "8.0 8.6+PTX"),
+        ];
+        assert_eq!(
+            origin(&[("archs", "100")], &all),
+            ("config setting `-C archs`".into(), "100".into())
+        );
+        assert_eq!(
+            origin(&[], &all),
+            ("environment variable `CUDAWHEEL_ARCHS`".into(), "90".into())
+        );
+        assert_eq!(
+            origin(&[], &all[1..]),
+            ("environment variable `CUDAARCHS`".into(), "86".into())
+        );
+        // PyTorch's list (space-separated) beats pyproject.toml.
+        assert_eq!(
+            origin(&[], &all[2..]),
+            (
+                "environment variable `TORCH_CUDA_ARCH_LIST`".into(),
+                "8.0;8.6+PTX".into()
+            )
+        );
+        assert_eq!(origin(&[], &[]), ("pyproject.toml".into(), "75".into()));
+        // An empty variable counts as unset.
+        assert_eq!(
+            origin(&[], &[("TORCH_CUDA_ARCH_LIST", " ")]),
+            ("pyproject.toml".into(), "75".into())
+        );
+    }
+
+    #[test]
+    fn target_archs_are_read_per_target() {
+        let c = load(
+            "[[tool.cudawheel.extension]]\nname = \"a._h\"\nsources = []\narchs = \"90a\"\n[[tool.cudawheel.shared-library]]\nname = \"b\"\nsources = []\ndestination = \"a\"\narchs = [\"8.0\", \"9.0a\"]",
+            &[],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.tool.extensions[0].archs.as_deref(),
+            Some(&["90a".to_string()][..])
+        );
+        assert_eq!(
+            c.tool.shared_libraries[0].archs.as_deref(),
+            Some(&["8.0".to_string(), "9.0a".to_string()][..])
+        );
+        let e = load(
+            "[[tool.cudawheel.extension]]\nname = \"a._h\"\nsources = []\narchs = []",
+            &[],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("tool.cudawheel.extension[0].archs"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn host_compiler_falls_back_to_cudahostcxx_then_cxx() {
         let c = load("", &[], &[("CXX", "g++"), ("CUDAHOSTCXX", "g++-11")]).unwrap();
         assert_eq!(c.tool.host_compiler.unwrap().value, "g++-11");

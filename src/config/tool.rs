@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::str::FromStr;
 
 use super::ConfigError;
 
@@ -101,14 +102,14 @@ const fn key(name: &'static str, ty: Ty, default: &'static str, doc: &'static st
 }
 
 /// The binding libraries `bindings` accepts.
-pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind"];
+pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind", "torch"];
 
 /// Every top-level key of `[tool.cudawheel]` (each also a `-C` setting and `CUDAWHEEL_<KEY>`).
 pub const TOP_KEYS: &[KeyDef] = &[
     key("cuda", Ty::CudaMajor, "\"auto\"", "CUDA major to build for: 11, 12, 13 (integer or string) or \"auto\" (the major of the nvcc discovery finds; if none, 13 with the toolkit from PyPI)."),
     key("toolkit", Ty::Choice(&["auto", "system", "pip"]), "\"auto\"", "Where nvcc comes from: \"system\" (CUDACXX, CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda, in that order), \"pip\" (NVIDIA's wheels in the build environment; CUDA >= 13), \"auto\" (system first, then pip)."),
     key("name-suffix", Ty::Pattern("^[A-Za-z0-9._{}-]*$"), "\"-cu{major}\"", "Appended to project.name for the built distribution (saxpy -> saxpy-cu13); {major} is the CUDA major, \"\" disables it. The import package name never changes."),
-    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style: \"80\", \"90a\", \"86-real\", \"90-virtual\", \"all-major\", \"all\". Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. CUDAARCHS is honoured below CUDAWHEEL_ARCHS."),
+    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style (\"80\", \"90a\", \"100f\", \"86-real\", \"90-virtual\", \"all-major\", \"all\", \"native\") or PyTorch style (\"8.0\" SASS only, \"8.6+PTX\", \"9.0a\"); `;`- or space-separated in a string. Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. Precedence: -C > CUDAWHEEL_ARCHS > CUDAARCHS > TORCH_CUDA_ARCH_LIST > pyproject.toml. An arch the nvcc in use cannot build is an error."),
     key("ptx", Ty::Choice(&["highest", "none", "all"]), "\"highest\"", "Which PTX to embed: of the newest arch only (forward compatibility), none, or of every arch."),
     key("cudart", Ty::Choice(&["shared", "static"]), "\"shared\"", "\"shared\": link libcudart.so.N from the runtime wheel and depend on it; \"static\": link libcudart_static.a."),
     key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under the extra `cuda`, or not at all."),
@@ -120,7 +121,8 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("compiler-launcher", Ty::Str, "none", "A compiler wrapper such as \"sccache\" or \"ccache\" put in front of every compile (sccache up to 0.18 cannot wrap nvcc >= 13.3: nvcc then runs directly, with a warning)."),
     key("host-compiler", Ty::Str, "CUDAHOSTCXX, else CXX, else c++", "The C++ compiler nvcc uses (-ccbin) and that compiles .c/.cpp; extra words are passed to it."),
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
-    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added)."),
+    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added), \"torch\" (a PyTorch C++/CUDA extension: torch's flags and libraries, `$ORIGIN` RPATH into torch/lib, Requires-Dist on the torch minor built against)."),
+    key("torch-version", Ty::Str, "CUDA 13: \">=2.11\", CUDA 12: \">=2.6,<2.11\"", "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use."),
     key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
     key("variant", Ty::SemicolonList, "none", "Build a wheel variant (PEP 825): \"cuda\" derives its properties from the build (nvidia :: cuda_version_lower_bound, nvidia :: sm_arch of the GPU code in the ELF files); or explicit \"namespace :: feature :: value\" properties (`;`-separated in -C and the environment). The distribution keeps the project's name; the file name ends with the label."),
     key("variant-label", Ty::Pattern("^[0-9a-z_.]+$"), "cu<major> with variant = \"cuda\"", "The variant label ending the wheel's file name (required with explicit properties; `null` is the null variant's)."),
@@ -145,6 +147,7 @@ pub const TARGET_KEYS: &[KeyDef] = &[
     key("optional", Ty::Bool, "false", "Skip this target with a warning when one of its cuda-libraries is not found."),
     key("bindings", Ty::Choice(BINDINGS), "tool.cudawheel.bindings", "Binding library of this extension (extensions only)."),
     key("destination", Ty::Str, "required", "Folder inside the wheel for the library (shared-library only)."),
+    key("archs", Ty::ListOrStr, "tool.cudawheel.archs", "GPU targets of this target only (same spellings as the top-level `archs`), e.g. [\"90a\"] for Hopper-only kernels; replaces the top-level list, whatever its origin."),
 ];
 pub const LIBRARY_KEYS: &[KeyDef] = &[
     key(
@@ -245,12 +248,15 @@ pub enum Bindings {
     None,
     Pybind11,
     Nanobind,
+    /// A PyTorch C++/CUDA extension (`bindings::torch`).
+    Torch,
 }
 
 const BINDING_CHOICES: &[(&str, Bindings)] = &[
     ("none", Bindings::None),
     ("pybind11", Bindings::Pybind11),
     ("nanobind", Bindings::Nanobind),
+    ("torch", Bindings::Torch),
 ];
 
 impl Bindings {
@@ -259,6 +265,7 @@ impl Bindings {
             Bindings::None => "none",
             Bindings::Pybind11 => "pybind11",
             Bindings::Nanobind => "nanobind",
+            Bindings::Torch => "torch",
         }
     }
 }
@@ -290,6 +297,8 @@ pub struct TargetConfig {
     pub bindings: Option<Bindings>,
     /// Only for shared libraries.
     pub destination: Option<String>,
+    /// This target's own `archs` (raw; parsed by the plan).
+    pub archs: Option<Vec<String>>,
 }
 
 /// `[tool.cudawheel.library.<name>]`.
@@ -328,6 +337,8 @@ pub struct ToolConfig {
     pub verbose: bool,
     /// Default binding library of the extensions (`tool.cudawheel.bindings`).
     pub bindings: Sourced<Bindings>,
+    /// `torch-version`: specifiers of the torch build requirement (validated PEP 440).
+    pub torch_version: Option<String>,
     pub extensions: Vec<TargetConfig>,
     pub shared_libraries: Vec<TargetConfig>,
     pub libraries: BTreeMap<String, LibraryConfig>,
@@ -426,6 +437,20 @@ impl Field<'_> {
             toml::Value::String(s) => Ok(split_list(s)),
             _ => self.list(),
         }
+    }
+
+    /// `bindings`: one name. A list naming torch and another library gets its own message:
+    /// torch brings its own pybind11 (`torch/extension.h`, `PYBIND11_MODULE`).
+    fn bindings(&self) -> Result<Bindings, ConfigError> {
+        if let Some(items) = self.value.as_array() {
+            let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
+            if names.contains(&"torch") && names.iter().any(|n| *n != "torch") {
+                return Err(self.invalid(
+                    "an extension uses one binding library; torch extensions bind through torch's own pybind11 (`#include <torch/extension.h>` and `PYBIND11_MODULE`) or `TORCH_LIBRARY`: use `bindings = \"torch\"` alone, and put pybind11/nanobind code in an extension of its own",
+                ));
+            }
+        }
+        self.one_of(BINDING_CHOICES)
     }
 
     fn one_of<T: Copy>(&self, choices: &[(&str, T)]) -> Result<T, ConfigError> {
@@ -541,16 +566,28 @@ impl Layered {
         for def in TOP_KEYS {
             let (key, kind) = (def.name, def.ty.kind());
             let env_var = env_name(key);
+            // `archs`: CMake's `CUDAARCHS` and PyTorch's `TORCH_CUDA_ARCH_LIST` sit between
+            // `CUDAWHEEL_ARCHS` and pyproject.toml (arch.rs describes the order).
+            let arch_env = || {
+                crate::arch::ENV_FALLBACKS
+                    .iter()
+                    .filter(|_| key == "archs")
+                    .find_map(|var| {
+                        let raw = overrides.env.get(*var).filter(|v| !v.trim().is_empty())?;
+                        Some((coerce(raw, kind), Origin::Env(var.to_string())))
+                    })
+            };
             let value = if let Some((name, raw)) = settings.get(key) {
                 Some((coerce(raw, kind), Origin::Setting(name.clone())))
             } else if let Some(raw) = overrides.env.get(&env_var).filter(|v| !v.is_empty()) {
                 Some((coerce(raw, kind), Origin::Env(env_var)))
+            } else if let Some(found) = arch_env() {
+                Some(found)
             } else if let Some(v) = table.get(key) {
                 Some((v.clone(), Origin::Pyproject))
             } else {
                 // CMake's conventions sit below cudawheel's own names.
                 let fallback = match key {
-                    "archs" => Some("CUDAARCHS"),
                     "host-compiler" => ["CUDAHOSTCXX", "CXX"]
                         .into_iter()
                         .find(|v| overrides.env.get(*v).is_some_and(|s| !s.is_empty())),
@@ -733,10 +770,22 @@ impl ToolConfig {
                 origin: Origin::Pyproject,
             },
             Some(f) => Sourced {
-                value: f.one_of(BINDING_CHOICES)?,
+                value: f.bindings()?,
                 origin: f.origin.clone(),
             },
         };
+        let torch_version = get("torch-version")
+            .map(|f| {
+                let s = f.string()?;
+                let spec = s.trim();
+                pep440_rs::VersionSpecifiers::from_str(spec).map_err(|e| {
+                    f.invalid(format!(
+                        "expected PEP 440 version specifiers such as \"==2.15.*\" or \">=2.11\" ({e})"
+                    ))
+                })?;
+                Ok(spec.to_string())
+            })
+            .transpose()?;
 
         let variant = get("variant")
             .map(|f| {
@@ -802,6 +851,7 @@ impl ToolConfig {
             system_rpath,
             verbose,
             bindings,
+            torch_version,
             extensions,
             shared_libraries,
             libraries,
@@ -883,9 +933,17 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             });
         }
         let destination = f("destination").map(|x| x.string()).transpose()?;
-        let bindings = f("bindings")
-            .map(|x| x.one_of(BINDING_CHOICES))
-            .transpose()?;
+        let archs = match f("archs") {
+            None => None,
+            Some(x) => {
+                let list = x.list_or_string()?;
+                if list.is_empty() {
+                    return Err(x.invalid("give at least one architecture, e.g. [\"90a\"]"));
+                }
+                Some(list)
+            }
+        };
+        let bindings = f("bindings").map(|x| x.bindings()).transpose()?;
         targets.push(TargetConfig {
             key: key.clone(),
             name,
@@ -901,6 +959,7 @@ fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, C
             optional: flag("optional")?,
             bindings,
             destination,
+            archs,
         });
     }
     Ok(targets)

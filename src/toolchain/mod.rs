@@ -13,6 +13,7 @@ use crate::hint::Hint;
 use crate::python::PythonInfo;
 
 pub mod headers;
+pub mod torch;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
@@ -58,6 +59,23 @@ pub enum ToolchainError {
     LauncherNotFound { name: String },
     #[error(transparent)]
     Headers(Box<headers::HeaderError>),
+    #[error("`bindings = \"torch\"`: torch was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
+    TorchNotFound { probes: Vec<String> },
+    #[error("`bindings = \"torch\"`: asking the torch in {} about itself with {} failed: {message}", torch.display(), python.display())]
+    TorchProbe {
+        python: PathBuf,
+        torch: PathBuf,
+        message: String,
+    },
+    #[error("`bindings = \"torch\"`: nvcc {nvcc} (CUDA {nvcc_major}) does not match torch {torch_version}, which was built for CUDA {torch_cuda}: an extension must be compiled for the CUDA major of its torch")]
+    TorchCudaMajor {
+        nvcc: String,
+        nvcc_major: u32,
+        torch_version: String,
+        torch_cuda: String,
+    },
+    #[error("`bindings = \"torch\"`: {key} has CUDA sources, but torch {torch_version} was built without CUDA (torch.version.cuda is None)")]
+    TorchWithoutCuda { key: String, torch_version: String },
 }
 
 impl Hint for ToolchainError {
@@ -92,6 +110,22 @@ impl Hint for ToolchainError {
                 format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
             ],
             ToolchainError::Headers(e) => e.hints(),
+            ToolchainError::TorchNotFound { .. } => vec![
+                "with build isolation (the default) the frontend installs torch (the `torch-version` key picks which); with `--no-build-isolation`, `pip install torch` into the environment that builds".into(),
+            ],
+            ToolchainError::TorchProbe { .. } => vec![
+                "check that `python -c \"import torch\"` works in the environment that builds (set CUDAWHEEL_DEBUG=1 for details)".into(),
+            ],
+            ToolchainError::TorchCudaMajor { nvcc_major, torch_cuda, .. } => {
+                let torch_major = torch_cuda.split('.').next().unwrap_or(torch_cuda);
+                vec![
+                    format!("use a CUDA {torch_major} toolkit (`CUDA_HOME`, or `cuda = {torch_major}`; CUDA 13's nvcc also comes from PyPI with `toolkit = \"pip\"`)"),
+                    format!("or build against a torch made for CUDA {nvcc_major}: `torch-version` with build isolation, or install that torch (e.g. from https://download.pytorch.org/whl/cu{nvcc_major}X) with `--no-build-isolation`"),
+                ]
+            }
+            ToolchainError::TorchWithoutCuda { .. } => vec![
+                "install a torch built with CUDA (PyPI's Linux x86_64 torch is), or build only C++ sources into this extension".into(),
+            ],
             ToolchainError::NvccBroken { .. } => vec![
                 "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
             ],
@@ -118,7 +152,7 @@ pub struct Nvcc {
     /// `13.5.37`
     pub full_version: String,
     pub origin: NvccOrigin,
-    /// Virtual architectures it supports, without `compute_`: `75`, `90a`, ...
+    /// Virtual architectures it supports, without `compute_`: `75`, `90a`, `100f`, ...
     pub archs: Vec<String>,
 }
 
@@ -139,6 +173,17 @@ pub struct Toolchain {
     pub nvcc_launcher: Option<PathBuf>,
     /// The one set of CUDA headers every compile sees (`headers.rs`).
     pub headers: headers::HeaderSet,
+}
+
+impl Toolchain {
+    /// What this nvcc can build, for `arch::gencodes`.
+    pub fn nvcc_archs(&self) -> crate::arch::NvccArchs {
+        crate::arch::NvccArchs {
+            major: self.nvcc.major,
+            version: self.nvcc.full_version.clone(),
+            supported: self.nvcc.archs.clone(),
+        }
+    }
 }
 
 /// Whether `launcher` is an sccache release known to fail on this nvcc: sccache splits an
@@ -441,7 +486,7 @@ pub fn build_requirements(
     others.sort();
     others.dedup();
     reqs.extend(others);
-    reqs.extend(crate::bindings::requirements(tool));
+    reqs.extend(crate::bindings::requirements(tool, major));
     Ok(reqs)
 }
 
@@ -545,10 +590,11 @@ pub fn discover(
             });
         }
     };
-    nvcc.archs = run_nvcc(&nvcc.path, &["--list-gpu-arch"])?
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("compute_").map(str::to_string))
-        .collect();
+    // `--help` names the `a`/`f` forms `--list-gpu-arch` leaves out.
+    nvcc.archs = crate::arch::nvcc_supported(
+        &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
+        &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
+    );
     let headers = headers::probe(&nvcc)?;
     let host = host_compiler(tool, env)?;
     let launcher = match &tool.compiler_launcher {

@@ -10,6 +10,8 @@
 //!   `ext/robin_map/include`, `-std=c++17 -fvisibility=hidden -fno-strict-aliasing
 //!   -ffunction-sections -fdata-sections`, `NB_COMPACT_ASSERTIONS`, link `-Wl,--gc-sections`.
 //!
+//! - torch: see `torch.rs` (flags and libraries read from the torch in use).
+//!
 //! Paths of the build environment are mapped away (`-ffile-prefix-map`) so wheels stay
 //! reproducible across isolated build environments. The limited API is checked by the plan:
 //! pybind11 has none, nanobind's starts at Python 3.12.
@@ -18,12 +20,16 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{Bindings, ToolConfig};
 use crate::plan::{BuildPlan, Lang, Source};
+use crate::toolchain::torch::TorchInfo;
 use crate::toolchain::ToolchainError;
 
-/// The requirement `get_requires_for_build_wheel` adds for a binding library.
+pub mod torch;
+
+/// The requirement `get_requires_for_build_wheel` adds for a binding library (torch's depends
+/// on the configuration: `torch::requirement`).
 pub fn requirement(b: Bindings) -> Option<&'static str> {
     match b {
-        Bindings::None => None,
+        Bindings::None | Bindings::Torch => None,
         // 2.12: the first with NumPy 2 support; 3.x works the same way here.
         Bindings::Pybind11 => Some("pybind11>=2.12"),
         // 2.0: the current `nb_combined.cpp` + robin_map layout of the wheel.
@@ -44,12 +50,14 @@ pub fn used(tool: &ToolConfig) -> Vec<Bindings> {
     out
 }
 
-/// The build requirements of the binding libraries in use.
-pub fn requirements(tool: &ToolConfig) -> Vec<String> {
+/// The build requirements of the binding libraries in use, for CUDA `major`.
+pub fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
     used(tool)
         .into_iter()
-        .filter_map(requirement)
-        .map(str::to_string)
+        .filter_map(|b| match b {
+            Bindings::Torch => Some(torch::requirement(tool, major)),
+            b => requirement(b).map(str::to_string),
+        })
         .collect()
 }
 
@@ -66,6 +74,7 @@ pub struct Found {
 fn markers(b: Bindings) -> &'static [&'static str] {
     match b {
         Bindings::None => &[],
+        Bindings::Torch => &["include/torch/library.h", "lib/libc10.so"],
         Bindings::Pybind11 => &["include/pybind11/pybind11.h"],
         Bindings::Nanobind => &[
             "include/nanobind/nanobind.h",
@@ -109,6 +118,9 @@ pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, ToolchainError
             sys_path.len()
         ));
     }
+    if b == Bindings::Torch {
+        return Err(ToolchainError::TorchNotFound { probes });
+    }
     Err(ToolchainError::BindingsNotFound {
         name: name.to_string(),
         requirement: requirement(b).unwrap_or_default().to_string(),
@@ -116,11 +128,23 @@ pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, ToolchainError
     })
 }
 
-/// Adds each extension's binding library (include folders, sources, flags) to the plan.
-pub fn apply(plan: &mut BuildPlan, sys_path: &[PathBuf]) -> Result<(), ToolchainError> {
+/// Adds each extension's binding library (include folders, sources, flags) to the plan;
+/// `torch`: what the torch in use reported (given when an extension uses torch).
+pub fn apply(
+    plan: &mut BuildPlan,
+    sys_path: &[PathBuf],
+    torch: Option<&TorchInfo>,
+) -> Result<(), ToolchainError> {
     for target in &mut plan.targets {
         let b = target.bindings;
         if b == Bindings::None {
+            continue;
+        }
+        if b == Bindings::Torch {
+            let info = torch.ok_or_else(|| ToolchainError::TorchNotFound {
+                probes: vec!["torch was not asked about itself".into()],
+            })?;
+            torch::apply(target, info);
             continue;
         }
         let found = locate(b, sys_path)?;
@@ -222,11 +246,39 @@ mod tests {
         .unwrap();
         let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
         assert_eq!(
-            requirements(&tool),
+            requirements(&tool, 13),
             vec!["nanobind>=2.0".to_string(), "pybind11>=2.12".to_string()]
         );
         let tool = ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
-        assert!(requirements(&tool).is_empty());
+        assert!(requirements(&tool, 13).is_empty());
+        let doc: toml::Table = toml::from_str(
+            r#"
+            bindings = "torch"
+            [[extension]]
+            name = "a._C"
+            sources = ["x.cpp"]
+            "#,
+        )
+        .unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert_eq!(requirements(&tool, 13), vec!["torch>=2.11".to_string()]);
+    }
+
+    #[test]
+    fn torch_mixed_with_another_binding_library_is_refused() {
+        for text in [
+            "bindings = [\"torch\", \"pybind11\"]",
+            "[[extension]]\nname = \"a._C\"\nsources = [\"x.cpp\"]\nbindings = [\"nanobind\", \"torch\"]",
+        ] {
+            let doc: toml::Table = toml::from_str(text).unwrap();
+            let err = ToolConfig::parse(&doc, &Default::default()).unwrap_err();
+            let msg = err.to_string();
+            assert!(msg.contains("one binding library"), "{msg}");
+        }
+        // A plain list without torch stays a type error.
+        let doc: toml::Table = toml::from_str("bindings = [\"pybind11\"]").unwrap();
+        let err = ToolConfig::parse(&doc, &Default::default()).unwrap_err();
+        assert!(!err.to_string().contains("one binding library"), "{err}");
     }
 
     #[test]

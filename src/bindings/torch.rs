@@ -1,0 +1,414 @@
+//! `bindings = "torch"`: PyTorch C++/CUDA extensions, built the way
+//! `torch.utils.cpp_extension` builds them, from the facts the torch in use reports about
+//! itself (`toolchain::torch::TorchInfo`):
+//!
+//! - flags: torch's include folders, `TORCH_EXTENSION_NAME` (the module's last component),
+//!   `TORCH_API_INCLUDE_EXTENSION_H`, `_GLIBCXX_USE_CXX11_ABI` from
+//!   `torch._C._GLIBCXX_USE_CXX11_ABI`, the `PYBIND11_*` ABI defines where torch has them, the
+//!   C++ standard torch was built with, and for nvcc torch's `__CUDA_NO_HALF_OPERATORS__`
+//!   family plus `--expt-relaxed-constexpr`;
+//! - libraries: `c10`, `torch`, `torch_cpu`, `torch_python` (not with `py-limited-api`), and
+//!   with CUDA sources `c10_cuda`, `torch_cuda`, linked by SONAME from `torch/lib` with an
+//!   `$ORIGIN` RPATH there, provided at run time by `torch>=X.Y,<X.(Y+1)` (torch's C++ ABI
+//!   changes between minors);
+//! - checks: nvcc's CUDA major equals `torch.version.cuda`'s (a minor mismatch warns); CUDA
+//!   sources need a torch built with CUDA; the NVIDIA wheels the extension requires never ask
+//!   for more than torch's `==` pins installed (`fit_floors`).
+
+use std::collections::BTreeMap;
+
+use crate::config::{Bindings, ToolConfig};
+use crate::libraries::{FoundLibrary, Provider, SharedLib};
+use crate::plan::{Lang, TargetPlan};
+use crate::toolchain::torch::TorchInfo;
+use crate::toolchain::{Nvcc, ToolchainError};
+
+/// The distribution providing torch's libraries.
+pub const DIST: &str = "torch";
+/// Where they are, relative to site-packages.
+pub const SITE_LIB_DIR: &str = "torch/lib";
+
+/// Torch's libraries, in groups linked together: every torch extension links `torch`; the
+/// others as `groups_for` says.
+pub const GROUPS: &[(&str, &[&str])] = &[
+    ("torch", &["c10", "torch", "torch_cpu"]),
+    ("torch_python", &["torch_python"]),
+    ("torch_cuda", &["c10_cuda", "torch_cuda"]),
+];
+
+/// The build requirement: `torch` with `torch-version`, or the default for the CUDA major:
+/// PyPI's torch is built for CUDA 13 from 2.11 on (cuda-toolkit `==` pins) and for CUDA 12
+/// from 2.6 to 2.10. A floor also keeps resolvers from backtracking to a torch of another
+/// CUDA major when they pick the newest `cuda-toolkit` first.
+pub fn requirement(tool: &ToolConfig, major: u32) -> String {
+    let spec = match &tool.torch_version {
+        Some(s) => s.as_str(),
+        None => match major {
+            13 => ">=2.11",
+            12 => ">=2.6,<2.11",
+            _ => "",
+        },
+    };
+    format!("{DIST}{spec}")
+}
+
+/// Whether any extension uses torch.
+pub fn used(tool: &ToolConfig) -> bool {
+    super::used(tool).contains(&Bindings::Torch)
+}
+
+/// The library groups (names of `GROUPS`) one torch target links.
+pub fn groups_for(target: &TargetPlan, limited_api: bool) -> Vec<&'static str> {
+    let mut out = vec!["torch"];
+    if !limited_api {
+        // libtorch_python uses more than the limited API.
+        out.push("torch_python");
+    }
+    if target.sources.iter().any(|s| s.lang == Lang::Cuda) {
+        out.push("torch_cuda");
+    }
+    out
+}
+
+/// Torch's libraries as found libraries (by SONAME from `torch/lib`, provided by `torch`
+/// within the minor built against), keyed by group name.
+pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, ToolchainError> {
+    let lib_dir = info.dir.join("lib");
+    let mut out = BTreeMap::new();
+    for (group, names) in GROUPS {
+        let mut shared = Vec::new();
+        for name in *names {
+            let path = lib_dir.join(format!("lib{name}.so"));
+            let soname = crate::elf::read(&path)
+                .ok()
+                .and_then(|r| r.soname)
+                .ok_or_else(|| ToolchainError::TorchNotFound {
+                    probes: vec![format!(
+                        "{}: missing or not a shared library",
+                        path.display()
+                    )],
+                })?;
+            shared.push(SharedLib { soname, path });
+        }
+        out.insert(
+            group.to_string(),
+            FoundLibrary {
+                name: group.to_string(),
+                include_dirs: Vec::new(),
+                shared,
+                statics: Vec::new(),
+                ldflags: Vec::new(),
+                site_lib_dir: Some(SITE_LIB_DIR.to_string()),
+                outside_dir: None,
+                provider: Some(Provider {
+                    dist: DIST.to_string(),
+                    floor: info.minor(),
+                    within_minor: true,
+                }),
+                found_in: format!("torch {} in {}", info.version, info.dir.display()),
+                wheel_dist: None,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// `-std=c++20` from `__cplusplus` = 202002 (torch before 2.10 used C++17).
+fn std_flag(info: &TorchInfo) -> String {
+    let year = match info.cplusplus {
+        Some(v) if v >= 202302 => "23",
+        Some(v) if v >= 202002 => "20",
+        Some(v) if v >= 201703 => "17",
+        Some(_) => "14",
+        None => "17",
+    };
+    format!("-std=c++{year}")
+}
+
+/// Adds torch's include folders, defines and flags to a torch target (the project's own
+/// flags stay last, so they can override these).
+pub fn apply(target: &mut TargetPlan, info: &TorchInfo) {
+    let name = target.module.rsplit('.').next().unwrap_or(&target.module);
+    let mut defines = vec![
+        format!("TORCH_EXTENSION_NAME={name}"),
+        "TORCH_API_INCLUDE_EXTENSION_H".to_string(),
+        format!("_GLIBCXX_USE_CXX11_ABI={}", u8::from(info.cxx11_abi)),
+    ];
+    for (k, v) in &info.pybind11_abi {
+        defines.push(format!("PYBIND11_{k}=\"{v}\""));
+    }
+    defines.append(&mut target.defines);
+    target.defines = defines;
+    let std = std_flag(info);
+    // Paths of the build environment are mapped away, as for pybind11/nanobind.
+    let prefix_map = format!("-ffile-prefix-map={}/=torch/", info.dir.display());
+    let mut cxx = vec![std.clone(), prefix_map.clone()];
+    cxx.append(&mut target.cxx_flags);
+    target.cxx_flags = cxx;
+    let mut nvcc: Vec<String> = [
+        "-D__CUDA_NO_HALF_OPERATORS__",
+        "-D__CUDA_NO_HALF_CONVERSIONS__",
+        "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+        "-D__CUDA_NO_HALF2_OPERATORS__",
+        "--expt-relaxed-constexpr",
+    ]
+    .map(String::from)
+    .to_vec();
+    nvcc.extend([std, "-Xcompiler".into(), prefix_map.replace(',', "\\,")]);
+    nvcc.append(&mut target.nvcc_flags);
+    target.nvcc_flags = nvcc;
+    for dir in &info.include_dirs {
+        if !target.include_dirs.contains(dir) {
+            target.include_dirs.push(dir.clone());
+        }
+    }
+}
+
+/// nvcc against `torch.version.cuda`: another major is an error, another minor a warning
+/// (returned); CUDA sources with a CPU-only torch are an error.
+pub fn check_cuda(
+    info: &TorchInfo,
+    nvcc: &Nvcc,
+    cuda_target: Option<&str>,
+) -> Result<Option<String>, ToolchainError> {
+    let Some(key) = cuda_target else {
+        return Ok(None);
+    };
+    let Some((major, minor)) = info.cuda_version() else {
+        return Err(ToolchainError::TorchWithoutCuda {
+            key: key.to_string(),
+            torch_version: info.version.clone(),
+        });
+    };
+    if major != nvcc.major {
+        return Err(ToolchainError::TorchCudaMajor {
+            nvcc: nvcc.full_version.clone(),
+            nvcc_major: nvcc.major,
+            torch_version: info.version.clone(),
+            torch_cuda: info.cuda.clone().unwrap_or_default(),
+        });
+    }
+    Ok((minor != nvcc.minor).then(|| {
+        format!(
+            "nvcc is CUDA {}.{}, torch {} was built with CUDA {major}.{minor}: the extension runs on torch's CUDA runtime (minor versions are compatible; match them to be safe)",
+            nvcc.major, nvcc.minor, info.version
+        )
+    }))
+}
+
+/// Caps the floors of the NVIDIA wheels the extension requires at the versions installed
+/// beside torch (what its `==` pins resolved to), so the wheel installs next to that torch.
+/// A floor above torch's comes from a library found outside torch's environment (a system
+/// toolkit); at run time torch's copy is the one loaded anyway. Returns warnings.
+pub fn fit_floors(libs: &mut BTreeMap<String, FoundLibrary>, info: &TorchInfo) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for lib in libs.values_mut() {
+        let Some(p) = lib.provider.as_mut() else {
+            continue;
+        };
+        let Some(installed) = info.installed.get(&p.dist) else {
+            continue;
+        };
+        let mut parts = installed.split('.').map(|x| x.parse::<u64>().ok());
+        let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        if p.floor.0 == major && p.floor > (major, minor) {
+            warnings.push(format!(
+                "{} was found in {} ({}.{}), newer than the {} {installed} installed with torch: the wheel requires {}>={major}.{minor} so that it installs beside torch's pins",
+                lib.name, lib.found_in, p.floor.0, p.floor.1, p.dist, p.dist
+            ));
+            p.floor = (major, minor);
+        }
+    }
+    warnings
+}
+
+/// Whether `soname` is one of torch's libraries (for the audit of finished wheels).
+pub fn provides(soname: &str) -> bool {
+    GROUPS
+        .iter()
+        .flat_map(|(_, names)| names.iter())
+        .any(|n| soname == format!("lib{n}.so"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Source, TargetKind};
+    use std::path::PathBuf;
+
+    fn info() -> TorchInfo {
+        TorchInfo {
+            version: "2.15.0+cu132".into(),
+            dir: "/site/torch".into(),
+            cuda: Some("13.2".into()),
+            cxx11_abi: true,
+            cplusplus: Some(202002),
+            pybind11_abi: BTreeMap::new(),
+            include_dirs: vec!["/site/torch/include".into()],
+            arch_list: Vec::new(),
+            installed: [("nvidia-cuda-runtime".to_string(), "13.2.86".to_string())].into(),
+        }
+    }
+
+    fn target(lang: Lang) -> TargetPlan {
+        TargetPlan {
+            key: "tool.cudawheel.extension[0]".into(),
+            module: "muladd._C".into(),
+            kind: TargetKind::Extension,
+            sources: vec![Source {
+                path: "/p/k.cu".into(),
+                rel: "k.cu".into(),
+                lang,
+            }],
+            include_dirs: Vec::new(),
+            defines: vec!["MINE=1".into()],
+            nvcc_flags: vec!["-lineinfo".into()],
+            cxx_flags: vec!["-O3".into()],
+            link_flags: Vec::new(),
+            cuda_libraries: Vec::new(),
+            link_with: Vec::new(),
+            rdc: false,
+            optional: false,
+            bindings: Bindings::Torch,
+            wheel_path: "muladd/_C.abi3.so".into(),
+            archs: None,
+        }
+    }
+
+    fn nvcc(major: u32, minor: u32) -> Nvcc {
+        Nvcc {
+            path: "/cuda/bin/nvcc".into(),
+            root: "/cuda".into(),
+            major,
+            minor,
+            full_version: format!("{major}.{minor}.1"),
+            archs: Vec::new(),
+            origin: crate::toolchain::NvccOrigin::System("CUDA_HOME".into()),
+        }
+    }
+
+    #[test]
+    fn flags_follow_torch_and_the_project_comes_last() {
+        let mut t = target(Lang::Cuda);
+        apply(&mut t, &info());
+        assert_eq!(
+            t.defines,
+            [
+                "TORCH_EXTENSION_NAME=_C",
+                "TORCH_API_INCLUDE_EXTENSION_H",
+                "_GLIBCXX_USE_CXX11_ABI=1",
+                "MINE=1"
+            ]
+        );
+        assert_eq!(t.cxx_flags[0], "-std=c++20");
+        assert_eq!(t.cxx_flags.last().unwrap(), "-O3");
+        assert!(t
+            .nvcc_flags
+            .contains(&"--expt-relaxed-constexpr".to_string()));
+        assert!(t
+            .nvcc_flags
+            .contains(&"-D__CUDA_NO_HALF_OPERATORS__".to_string()));
+        assert_eq!(t.nvcc_flags.last().unwrap(), "-lineinfo");
+        assert_eq!(t.include_dirs, [PathBuf::from("/site/torch/include")]);
+        let mut old = info();
+        old.cplusplus = Some(201703);
+        old.cxx11_abi = false;
+        old.pybind11_abi = [("COMPILER_TYPE".to_string(), "_gcc".to_string())].into();
+        let mut t = target(Lang::Cxx);
+        apply(&mut t, &old);
+        assert!(t.defines.contains(&"_GLIBCXX_USE_CXX11_ABI=0".to_string()));
+        assert!(t
+            .defines
+            .contains(&"PYBIND11_COMPILER_TYPE=\"_gcc\"".to_string()));
+        assert_eq!(t.cxx_flags[0], "-std=c++17");
+    }
+
+    #[test]
+    fn library_groups_per_target() {
+        assert_eq!(
+            groups_for(&target(Lang::Cuda), false),
+            ["torch", "torch_python", "torch_cuda"]
+        );
+        assert_eq!(
+            groups_for(&target(Lang::Cuda), true),
+            ["torch", "torch_cuda"]
+        );
+        assert_eq!(groups_for(&target(Lang::Cxx), true), ["torch"]);
+        assert!(provides("libtorch_cuda.so") && provides("libc10.so"));
+        assert!(!provides("libtorch_global_deps.so") && !provides("libc10.so.2"));
+    }
+
+    #[test]
+    fn requirement_within_the_minor() {
+        let p = Provider {
+            dist: DIST.into(),
+            floor: (2, 15),
+            within_minor: true,
+        };
+        assert_eq!(p.requirement(), "torch>=2.15,<2.16");
+        let tool = ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
+        assert_eq!(requirement(&tool, 13), "torch>=2.11");
+        assert_eq!(requirement(&tool, 12), "torch>=2.6,<2.11");
+        let doc: toml::Table = toml::from_str("torch-version = \"==2.15.*\"").unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert_eq!(requirement(&tool, 13), "torch==2.15.*");
+        let doc: toml::Table = toml::from_str("torch-version = \"2.15\"").unwrap();
+        let err = ToolConfig::parse(&doc, &Default::default()).unwrap_err();
+        assert!(err.to_string().contains("torch-version"), "{err}");
+    }
+
+    #[test]
+    fn cuda_major_must_match_minor_warns() {
+        let key = Some("tool.cudawheel.extension[0]");
+        assert!(check_cuda(&info(), &nvcc(13, 2), key).unwrap().is_none());
+        let warning = check_cuda(&info(), &nvcc(13, 0), key).unwrap().unwrap();
+        assert!(
+            warning.contains("13.0") && warning.contains("13.2"),
+            "{warning}"
+        );
+        let err = check_cuda(&info(), &nvcc(12, 4), key).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("12.4.1") && text.contains("CUDA 13.2"),
+            "{text}"
+        );
+        assert!(check_cuda(&info(), &nvcc(12, 4), None).unwrap().is_none());
+        let mut cpu = info();
+        cpu.cuda = None;
+        assert!(matches!(
+            check_cuda(&cpu, &nvcc(13, 2), key),
+            Err(ToolchainError::TorchWithoutCuda { .. })
+        ));
+    }
+
+    #[test]
+    fn floors_never_exceed_torchs_pins() {
+        let lib = |floor| FoundLibrary {
+            name: "cudart".into(),
+            include_dirs: Vec::new(),
+            shared: Vec::new(),
+            statics: Vec::new(),
+            ldflags: Vec::new(),
+            site_lib_dir: None,
+            outside_dir: None,
+            provider: Some(Provider {
+                dist: "nvidia-cuda-runtime".into(),
+                floor,
+                within_minor: false,
+            }),
+            found_in: "the CUDA toolkit at /cuda".into(),
+            wheel_dist: None,
+        };
+        let mut libs: BTreeMap<String, FoundLibrary> =
+            [("cudart".to_string(), lib((13, 5)))].into();
+        let warnings = fit_floors(&mut libs, &info());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(libs["cudart"].provider.as_ref().unwrap().floor, (13, 2));
+        let mut libs: BTreeMap<String, FoundLibrary> =
+            [("cudart".to_string(), lib((13, 1)))].into();
+        assert!(fit_floors(&mut libs, &info()).is_empty());
+        assert_eq!(libs["cudart"].provider.as_ref().unwrap().floor, (13, 1));
+    }
+}
