@@ -206,7 +206,10 @@ impl Cache {
         let mut dep_paths: Vec<PathBuf> = job.inputs.clone();
         if let Some(depfile) = &job.depfile {
             let text = std::fs::read(depfile)?;
-            let cwd = std::env::current_dir()?;
+            let cwd = match &job.cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir()?,
+            };
             for dep in parse_depfile(&String::from_utf8_lossy(&text)) {
                 let path = cwd.join(dep);
                 if !dep_paths.contains(&path) {
