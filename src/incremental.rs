@@ -2,9 +2,10 @@
 //! `build-dir` can be used again, and remember what each step read once it has run.
 //!
 //! A step (compile, device link, link) is reused only when all of these are unchanged:
-//! its command (every flag and path; a compiler launcher and nvcc `--threads` excluded, since
-//! they do not change the output), the toolchain identity (nvcc and host compiler versions and
-//! files, the Python headers), every file it read (the compiler's own dependency file for
+//! its command (every flag and path; a compiler launcher, its environment and nvcc `--threads`
+//! excluded, since they do not change the output; paths of the build environment go through
+//! `stable_paths` links, so an isolated build's new folder does not count as a change), the
+//! toolchain identity (`toolchain::identity`: versions and content, not paths), every file it read (the compiler's own dependency file for
 //! compiles: the source and every header; the inputs for links), and its output itself.
 //! Files are compared by size and modification time, and by SHA-256 when those differ, so a
 //! `touch` or a checkout that rewrites identical content costs nothing.
@@ -206,7 +207,10 @@ impl Cache {
         let mut dep_paths: Vec<PathBuf> = job.inputs.clone();
         if let Some(depfile) = &job.depfile {
             let text = std::fs::read(depfile)?;
-            let cwd = std::env::current_dir()?;
+            let cwd = match &job.cwd {
+                Some(cwd) => cwd.clone(),
+                None => std::env::current_dir()?,
+            };
             for dep in parse_depfile(&String::from_utf8_lossy(&text)) {
                 let path = cwd.join(dep);
                 if !dep_paths.contains(&path) {

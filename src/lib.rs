@@ -46,6 +46,7 @@ pub mod plan;
 mod py;
 pub mod python;
 pub mod schedule;
+pub mod stable_paths;
 pub mod toolchain;
 pub mod ui;
 pub mod variants;

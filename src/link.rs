@@ -177,6 +177,8 @@ pub fn link_job(
         detail: String::new(),
         threadable: false,
         estimate: 0.5,
+        cwd: None,
+        env: Vec::new(),
     }
 }
 

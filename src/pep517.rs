@@ -24,6 +24,7 @@ use crate::metadata::{self, CudaRequires, DistName};
 use crate::plan::{self, BuildPlan, PlanError, TargetKind, TargetPlan};
 use crate::python::PythonInfo;
 use crate::schedule::{self, Step};
+use crate::stable_paths::StablePaths;
 use crate::toolchain::{self, Toolchain};
 use crate::ui;
 use crate::variants;
@@ -398,36 +399,10 @@ struct Timing {
     /// Reading the configuration, finding the toolchain and libraries.
     configure: f64,
     steps: schedule::Stats,
-    /// sccache's hits and misses during the compile stage, when it is the launcher.
-    sccache: Option<(u64, u64)>,
+    /// What the compiler launcher served during the compile stage (its summary line).
+    launcher: Option<String>,
     /// ELF checks and the platform tag.
     audit: f64,
-}
-
-/// Everything outside the command lines that shapes what the compilers produce: nvcc and
-/// host compiler (their versions and files), and the Python headers.
-fn toolchain_identity(tc: &toolchain::Toolchain, python: &PythonInfo) -> String {
-    let file = |p: &Path| match std::fs::metadata(p) {
-        Ok(m) => format!(
-            "{} {} {:?}",
-            p.display(),
-            m.len(),
-            m.modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        ),
-        Err(_) => p.display().to_string(),
-    };
-    format!(
-        "nvcc {} {}\nhost {} {:?}\npython {:?} {} {}",
-        tc.nvcc.full_version,
-        file(&tc.nvcc.path),
-        file(&tc.host.path),
-        tc.host.args,
-        python.version,
-        python.ext_suffix,
-        file(&python.include_dir.join("Python.h")),
-    )
 }
 
 /// Checks the METADATA prepared earlier (PEP 517 passes the `.dist-info` folder itself).
@@ -450,7 +425,7 @@ fn check_prepared(r: &Resolved, metadata_dir: Option<&Path>) -> Result<(), Error
 /// Stages 4-6: compile, device-link, link, audit, tag.
 fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     let tool = &r.config.tool;
-    let tc = &r.toolchain;
+    let mut tc = r.toolchain.clone();
     ui::status(&format!(
         "building {} {} for CUDA {} (nvcc {} from {})",
         r.name.display,
@@ -477,6 +452,18 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         .map(|t| arch::gencodes(t.archs(&r.plan), r.plan.ptx, &nvcc_archs))
         .collect::<Result<_, _>>()
         .map_err(plan::PlanError::from)?;
+    // A launcher known to break these nvcc compiles is said so now, and nvcc runs directly.
+    if let Some(why) = tc
+        .launcher
+        .as_ref()
+        .and_then(|l| l.nvcc_problem(&tc.nvcc, &gencodes.concat()))
+    {
+        ui::warn(&format!(
+            "{why}\nnvcc runs directly; host compiles still go through the launcher"
+        ));
+        tc.launcher_wraps_nvcc = false;
+    }
+    let tc = &tc;
 
     // One graph for the whole build: every target's compiles, the device links of rdc
     // targets, and the links (a project shared library before the extensions linking it).
@@ -568,15 +555,29 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         link_step.insert(&target.key, steps.len());
         steps.push(Step { job, after });
     }
-    let cache = Cache::open(build_dir, toolchain_identity(tc, req.python));
+    // Commands name the build environment's folders through links in build-dir, and the
+    // project's files relatively: the same commands in every isolated build and checkout.
+    let stable = StablePaths::new(&r.plan.root, build_dir, tc, req.python);
+    let launcher_env = tc.launcher.as_ref().map_or_else(Vec::new, |l| {
+        l.environment(&r.plan.root, build_dir, &toolchain::identity::compilers(tc))
+    });
+    for step in &mut steps {
+        stable.apply(&mut step.job);
+        if step.job.launcher.is_some() {
+            step.job.env = launcher_env.clone();
+        }
+    }
+    let _links = stable
+        .create()
+        .map_err(|source| compile::CompileError::BuildDir {
+            path: build_dir.join("env"),
+            source,
+        })?;
+    let cache = Cache::open(build_dir, toolchain::identity::full(tc, req.python));
     let jobserver = schedule::jobserver_from_env();
-    // sccache's counters before and after, for the summary (other builds sharing its server
-    // at the same time would be counted too).
-    let sccache = [&tc.nvcc_launcher, &tc.launcher]
-        .into_iter()
-        .flatten()
-        .find(|l| toolchain::is_sccache(l));
-    let counts_before = sccache.and_then(|l| toolchain::sccache_counts(l));
+    // The launcher's counters before and after, for the summary (sccache: other builds
+    // sharing its server at the same time would be counted too).
+    let counts_before = tc.launcher.as_ref().and_then(|l| l.before_build(build_dir));
     let stats = schedule::run(
         &steps,
         &schedule::Options {
@@ -586,9 +587,8 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             jobserver: jobserver.as_ref(),
         },
     )?;
-    let sccache_counts = match (sccache, counts_before) {
-        (Some(l), Some((hits, misses))) if stats.ran > 0 => toolchain::sccache_counts(l)
-            .map(|(h, m)| (h.saturating_sub(hits), m.saturating_sub(misses))),
+    let launcher_line = match &tc.launcher {
+        Some(l) if stats.ran > 0 => l.summary(build_dir, counts_before),
         _ => None,
     };
 
@@ -642,7 +642,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         timing: Timing {
             configure: 0.0,
             steps: stats,
-            sccache: sccache_counts,
+            launcher: launcher_line,
             audit: audit_start.elapsed().as_secs_f64(),
         },
         _lock: lock,
@@ -778,11 +778,7 @@ fn finish_wheel(
             timing.configure, steps.secs, steps.ran, steps.reused, timing.audit, archive
         ),
     ];
-    if let Some((hits, misses)) = timing.sccache {
-        lines.push(format!(
-            "sccache: {hits} cache hits, {misses} misses (nvcc's steps count one by one)"
-        ));
-    }
+    lines.extend(timing.launcher.iter().cloned());
     ui::summary(&lines);
     Ok(filename)
 }

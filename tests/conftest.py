@@ -12,8 +12,10 @@ import hashlib
 import io
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import time
 import venv
 import zipfile
 from pathlib import Path
@@ -104,6 +106,35 @@ def toolkit_python(tmp_path_factory, wheelhouse) -> Path:
     run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel",
          "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14"], env=clean_env())
     return py
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def redis(tmp_path):
+    """A Redis server of its own on a free loopback port, no persistence (Debian's
+    redis-server, scripts/install-redis.sh); stopped after the test. Yields its URL."""
+    server = shutil.which("redis-server")
+    assert server, "redis-server comes from Debian: bash scripts/install-redis.sh"
+    port = free_port()
+    (tmp_path / "redis").mkdir()
+    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--appendonly", "no", "--dir", str(tmp_path / "redis")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield f"redis://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=20)
 
 
 def copy_example(name: str, dest: Path) -> Path:

