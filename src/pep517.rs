@@ -437,10 +437,16 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             toolchain::NvccOrigin::Pip(site) => format!("NVIDIA wheels in {}", site.display()),
         }
     ));
-    for line in toolchain::headers::explain(&tc.headers, r.libs.get("cudart")) {
-        match line.strip_prefix("warning: ") {
-            Some(w) => ui::warn(w),
-            None => ui::status(&line),
+    // Which headers and which libcudart, and why: when their releases differ (a system toolkit
+    // next to a runtime wheel of another release), or with `verbose`.
+    let cudart = r.libs.get("cudart");
+    let differs = cudart.is_some_and(|rt| toolchain::headers::runtime_differs(&tc.headers, rt));
+    if differs || tool.verbose {
+        for line in toolchain::headers::explain(&tc.headers, cudart) {
+            match line.strip_prefix("warning: ") {
+                Some(w) => ui::warn(w),
+                None => ui::status(&line),
+            }
         }
     }
     // Each target's `-gencode` list: its own `archs`, else the top-level list.

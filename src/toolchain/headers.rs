@@ -501,6 +501,20 @@ pub fn check_runtime(
     .into())
 }
 
+/// The release of the linked libcudart's distribution (`nvidia-cuda-runtime 13.5.37` -> 13.5).
+fn linked_release(rt: &FoundLibrary) -> Option<(u64, u64)> {
+    let (_, v) = owning_distribution(&rt.shared.first()?.path)?;
+    let r = v.release();
+    Some((*r.first()?, r.get(1).copied().unwrap_or(0)))
+}
+
+/// Whether the headers compiled against and the libcudart linked are of different releases
+/// (or one wheel folder mixes releases): then a build says which is which, and why.
+pub fn runtime_differs(set: &HeaderSet, rt: &FoundLibrary) -> bool {
+    let headers = set.version.map(|(a, b)| (u64::from(a), u64::from(b)));
+    !set.mixed.is_empty() || linked_release(rt).is_some_and(|v| Some(v) != headers)
+}
+
 /// What a build compiles against and links, and why: the lines `doctor` and a build show.
 pub fn explain(set: &HeaderSet, cudart: Option<&FoundLibrary>) -> Vec<String> {
     let mut out = Vec::new();
@@ -551,19 +565,17 @@ pub fn explain(set: &HeaderSet, cudart: Option<&FoundLibrary>) -> Vec<String> {
         rt.found_in
     ));
     if let Some(p) = &rt.provider {
-        let differs = set
-            .version
-            .is_some_and(|(a, b)| (u64::from(a), u64::from(b)) != p.floor);
         out.push(format!(
             "Requires-Dist for it: {}{}",
             p.requirement(),
-            if differs {
-                format!(
-                    " (headers {} and the runtime wheel differ: the floor is the lower of the two, never above the wheel installed)",
-                    set.version_text()
-                )
-            } else {
-                String::new()
+            match linked_release(rt) {
+                Some(v) if runtime_differs(set, rt) => format!(
+                    " (headers {} and the runtime {}.{} differ: the floor is the lower of the two, never above the runtime installed)",
+                    set.version_text(),
+                    v.0,
+                    v.1
+                ),
+                _ => String::new(),
             }
         ));
     }
