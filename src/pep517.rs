@@ -113,7 +113,10 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let mut plan = BuildPlan::new(&config, req.python)?;
     crate::bindings::apply(&mut plan, &req.python.sys_path)?;
-    let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    if let Some(zig) = &mut toolchain.zig {
+        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
+    }
     let tool = &config.tool;
     let env = &req.overrides.env;
     let major = toolchain.nvcc.major;
@@ -353,8 +356,9 @@ fn toolchain_identity(tc: &toolchain::Toolchain, python: &PythonInfo) -> String 
         ),
         Err(_) => p.display().to_string(),
     };
+    let zig = tc.zig.as_ref().map(toolchain::zig::identity);
     format!(
-        "nvcc {} {}\nhost {} {:?}\npython {:?} {} {}",
+        "nvcc {} {}\nhost {} {:?}\npython {:?} {} {}{}",
         tc.nvcc.full_version,
         file(&tc.nvcc.path),
         file(&tc.host.path),
@@ -362,6 +366,7 @@ fn toolchain_identity(tc: &toolchain::Toolchain, python: &PythonInfo) -> String 
         python.version,
         python.ext_suffix,
         file(&python.include_dir.join("Python.h")),
+        zig.map(|z| format!("\n{z}")).unwrap_or_default(),
     )
 }
 
@@ -418,6 +423,9 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         path: build_dir.clone(),
         source,
     })?;
+    if let Some(zig) = &tc.zig {
+        toolchain::zig::write_files(zig).map_err(toolchain::ToolchainError::from)?;
+    }
     let obj_dir = build_dir.join("obj");
     let out_dir = build_dir.join("out");
     let mut steps: Vec<Step> = Vec::new();
@@ -540,7 +548,21 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         && r.libs
             .values()
             .any(|l| l.outside_dir.is_some() && !l.shared.is_empty());
-    let platform = if uses_system_libs {
+    let platform = if let Some(zig) = &tc.zig {
+        // zig mode: the requested tag, once every ELF is checked against it.
+        let paths: Vec<PathBuf> = r
+            .plan
+            .targets
+            .iter()
+            .map(|t| out_dir.join(&t.wheel_path))
+            .collect();
+        let mut files = Vec::new();
+        for ((t, path), report) in r.plan.targets.iter().zip(&paths).zip(&reports) {
+            elf::check_libcxx_only(report, &t.wheel_path)?;
+            files.push((t.wheel_path.as_str(), path.as_path(), report));
+        }
+        elf::manylinux_tag(&files, &req.python.machine, &provided, zig.glibc.minor)?
+    } else if uses_system_libs {
         format!("linux_{}", req.python.machine)
     } else {
         elf::platform_tag(

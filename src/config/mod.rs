@@ -10,9 +10,9 @@ use std::path::{Component, Path, PathBuf};
 
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
-    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, KeyDef, LibraryConfig, Origin,
-    Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty, LIBRARY_KEYS, TABLE_KEYS,
-    TARGET_KEYS, TOP_KEYS,
+    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, Glibc, KeyDef, LibraryConfig,
+    Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty, LIBRARY_KEYS,
+    TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };
 
 use crate::hint::Hint;

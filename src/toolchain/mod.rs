@@ -12,8 +12,13 @@ use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 use crate::python::PythonInfo;
 
+pub mod zig;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
+    /// zig mode (`manylinux`).
+    #[error(transparent)]
+    Zig(#[from] zig::ZigError),
     #[error("nvcc for CUDA {wanted} not found; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     NvccNotFound {
         wanted: String,
@@ -59,6 +64,7 @@ pub enum ToolchainError {
 impl Hint for ToolchainError {
     fn hints(&self) -> Vec<String> {
         match self {
+            ToolchainError::Zig(e) => e.hints(),
             ToolchainError::NvccNotFound { pip_possible: true, .. } => vec![
                 "with build isolation (the default) cudawheel installs nvcc from PyPI by itself; with `--no-build-isolation`, `pip install \"cuda-toolkit[nvcc,cccl,cudart]>=13,<14\"` first".into(),
                 "or point `CUDA_HOME` at a CUDA toolkit".into(),
@@ -132,6 +138,8 @@ pub struct Toolchain {
     pub launcher: Option<PathBuf>,
     /// `compiler-launcher` for nvcc compiles: none where that launcher is known to break them.
     pub nvcc_launcher: Option<PathBuf>,
+    /// zig mode (`manylinux`): `host` is then zig's wrapper (`zig::place`).
+    pub zig: Option<zig::Zig>,
 }
 
 /// Whether `launcher` is an sccache release known to fail on this nvcc: sccache splits an
@@ -435,6 +443,9 @@ pub fn build_requirements(
     others.dedup();
     reqs.extend(others);
     reqs.extend(crate::bindings::requirements(tool));
+    if tool.manylinux.is_some() {
+        reqs.push(zig::REQUIREMENT.to_string());
+    }
     Ok(reqs)
 }
 
@@ -542,7 +553,15 @@ pub fn discover(
         .lines()
         .filter_map(|l| l.trim().strip_prefix("compute_").map(str::to_string))
         .collect();
-    let host = host_compiler(tool, env)?;
+    let zig = zig::find(tool, python)?;
+    let host = match &zig {
+        // The wrapper's place in build-dir is chosen by `zig::place`.
+        Some(z) => HostCompiler {
+            path: z.binary.clone(),
+            args: vec!["c++".into(), "-target".into(), z.target.clone()],
+        },
+        None => host_compiler(tool, env)?,
+    };
     let launcher = match &tool.compiler_launcher {
         None => None,
         Some(name) => Some(
@@ -567,6 +586,7 @@ pub fn discover(
         host,
         launcher,
         nvcc_launcher,
+        zig,
     })
 }
 
