@@ -529,6 +529,7 @@ pub fn discover(
     env: &Env,
     python: &PythonInfo,
 ) -> Result<Toolchain, ToolchainError> {
+    zig::check(tool, &python.machine)?;
     let mut nvcc = match choose_nvcc(tool, env, python)? {
         Some(n) => n,
         None => {
@@ -553,7 +554,7 @@ pub fn discover(
         .lines()
         .filter_map(|l| l.trim().strip_prefix("compute_").map(str::to_string))
         .collect();
-    let zig = zig::find(tool, python)?;
+    let zig = zig::find(tool, env, python)?;
     let host = match &zig {
         // The wrapper's place in build-dir is chosen by `zig::place`.
         Some(z) => HostCompiler {

@@ -16,6 +16,7 @@
 //! - `extension.map` / `library.map`: version scripts. An extension exports only `PyInit_*`;
 //!   a project shared library everything but the C++ runtime linked into it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -96,6 +97,8 @@ pub struct Zig {
     pub target: String,
     /// `build-dir/zig/<target>`, once `place` has chosen it.
     pub dir: Option<PathBuf>,
+    /// zig's global cache (`ZIG_GLOBAL_CACHE_DIR`, else `$XDG_CACHE_HOME/zig`, `~/.cache/zig`).
+    pub cache: PathBuf,
 }
 
 /// `x86_64-linux-gnu.2.28`
@@ -110,7 +113,11 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// zig for `manylinux = "2_N"`, or `None` when the key is unset.
-pub fn find(tool: &ToolConfig, python: &PythonInfo) -> Result<Option<Zig>, ZigError> {
+pub fn find(
+    tool: &ToolConfig,
+    env: &BTreeMap<String, String>,
+    python: &PythonInfo,
+) -> Result<Option<Zig>, ZigError> {
     let Some(Sourced {
         value: glibc,
         origin,
@@ -132,6 +139,7 @@ pub fn find(tool: &ToolConfig, python: &PythonInfo) -> Result<Option<Zig>, ZigEr
             glibc: *glibc,
             target: target_triple(&python.machine, *glibc),
             dir: None,
+            cache: global_cache(env),
         }));
     }
     probes.push(format!(
@@ -159,6 +167,64 @@ pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
         arch: machine.to_string(),
         known,
     })
+}
+
+/// zig's global cache folder, as zig itself chooses it.
+fn global_cache(env: &BTreeMap<String, String>) -> PathBuf {
+    let var = |k: &str| env.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("ZIG_GLOBAL_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("zig")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache/zig")))
+        .unwrap_or_else(|| std::env::temp_dir().join("zig-cache"))
+}
+
+/// zig's `lib` folder (libc++ sources, glibc stubs and headers) at a path that does not change
+/// between build environments: `<zig cache>/cudawheel-lib/<version>`, hard links (or copies) of
+/// the installed files, made once per zig version. zig keys its cached libc++ by the path of
+/// these sources; with the `lib` inside each (temporary, isolated) build environment, every
+/// build would compile libc++ again (minutes).
+fn stable_lib(zig: &Zig) -> Result<PathBuf, ZigError> {
+    let source = zig.binary.parent().unwrap_or(Path::new("/")).join("lib");
+    let root = zig.cache.join("cudawheel-lib");
+    let dest = root.join(&zig.version);
+    if dest.join(".complete").is_file() {
+        return Ok(dest);
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ZigError::Write { path, source }
+    };
+    std::fs::create_dir_all(&root).map_err(io(&root))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempdir_in(&root)
+        .map_err(io(&root))?;
+    for entry in walkdir::WalkDir::new(&source) {
+        let entry = entry.map_err(|e| ZigError::Write {
+            path: source.clone(),
+            source: e.into(),
+        })?;
+        let rel = entry.path().strip_prefix(&source).unwrap_or(Path::new(""));
+        let to = tmp.path().join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).map_err(io(&to))?;
+        } else if std::fs::hard_link(entry.path(), &to).is_err() {
+            std::fs::copy(entry.path(), &to).map_err(io(&to))?;
+        }
+    }
+    std::fs::write(tmp.path().join(".complete"), &zig.version).map_err(io(tmp.path()))?;
+    let made = tmp.keep();
+    if std::fs::rename(&made, &dest).is_err() {
+        // Another build made it meanwhile.
+        let _ = std::fs::remove_dir_all(&made);
+        if !dest.join(".complete").is_file() {
+            return Err(ZigError::Write {
+                path: dest,
+                source: std::io::Error::other("could not put zig's lib folder in place"),
+            });
+        }
+    }
+    Ok(dest)
 }
 
 /// `zig version` -> `0.17.1`
@@ -259,11 +325,8 @@ pub fn write_files(zig: &Zig) -> Result<(), ZigError> {
     let Some(dir) = &zig.dir else {
         return Ok(());
     };
-    let header = zig
-        .binary
-        .parent()
-        .unwrap_or(Path::new("/"))
-        .join("lib/libc/include/generic-glibc/bits/mathcalls.h");
+    let lib = stable_lib(zig)?;
+    let header = lib.join("libc/include/generic-glibc/bits/mathcalls.h");
     let original = std::fs::read_to_string(&header).unwrap_or_default();
     let shim = dir.join("shim");
     let patched = patch_mathcalls(&original).map_err(|names| ZigError::ShimDoesNotApply {
@@ -275,9 +338,10 @@ pub fn write_files(zig: &Zig) -> Result<(), ZigError> {
         write_if_changed(&shim.join("bits/mathcalls.h"), &text, false)?;
     }
     let wrapper = format!(
-        "#!/bin/sh\n# Written by cudawheel (manylinux = \"{}\"): zig {} as the host compiler.\nexec {} c++ -target {} -I{} \"$@\"\n",
+        "#!/bin/sh\n# Written by cudawheel (manylinux = \"{}\"): zig {} as the host compiler.\nZIG_LIB_DIR={}\nexport ZIG_LIB_DIR\nexec {} c++ -target {} -I{} \"$@\"\n",
         zig.glibc.to_string().replace('.', "_"),
         zig.version,
+        sh_quote(&lib),
         sh_quote(&zig.binary),
         zig.target,
         sh_quote(&shim),
@@ -320,16 +384,8 @@ pub fn link_flags(zig: &Zig, extension: bool) -> Vec<String> {
 
 /// What the incremental cache must know about zig (its version and file, the target).
 pub fn identity(zig: &Zig) -> String {
-    let stamp = std::fs::metadata(&zig.binary)
-        .ok()
-        .map(|m| (m.len(), m.modified().ok()));
-    format!(
-        "zig {} {} {:?} target {}",
-        zig.version,
-        zig.binary.display(),
-        stamp,
-        zig.target
-    )
+    let size = std::fs::metadata(&zig.binary).ok().map(|m| m.len());
+    format!("zig {} {size:?} target {}", zig.version, zig.target)
 }
 
 #[cfg(test)]
