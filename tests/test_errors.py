@@ -569,7 +569,9 @@ def test_manylinux_refuses_a_libstdcxx_library(zig_python, tmp_path):
     run(["ar", "rcs", legacy / "liblegacy.a", legacy / "legacy.o"])
     proj = make_project(tmp_path, tool_extra='manylinux = "2_28"', sources='["csrc/*.cu", "csrc/*.c"]',
                         ext_extra=f'link-flags = ["{legacy / "liblegacy.a"}"]')
-    (proj / "csrc" / "use.c").write_text("int legacy_len(const char *s);\nint use(void) { return legacy_len(\"x\"); }\n")
+    # Called from the exported init function: zig's linker drops code nothing exported reaches.
+    (proj / "csrc" / "use.c").write_text(
+        "int legacy_len(const char *s);\nvoid *PyInit__k(void) { return (void *)(long)legacy_len(\"x\"); }\n")
     from conftest import zig_env
     err = fails(zig_python, proj, env=zig_env())
     assert "demo/_k." in err
@@ -582,7 +584,8 @@ def test_manylinux_names_a_too_new_symbol(zig_python, tmp_path):
     `manylinux = "2_28"` that is an error naming the symbols, never a silently newer tag."""
     proj = make_project(tmp_path, tool_extra='manylinux = "2_28"', sources='["csrc/*.cu", "csrc/*.c"]',
                         ext_extra='link-flags = ["/lib/x86_64-linux-gnu/libm.so.6"]')
-    (proj / "csrc" / "m.c").write_text("#include <math.h>\ndouble f(double x) { return exp(x) + log(x); }\n")
+    (proj / "csrc" / "m.c").write_text(
+        "#include <math.h>\nvolatile double x = 2.0;\nvoid *PyInit__k(void) { return (void *)(long)(exp(x) + log(x)); }\n")
     from conftest import zig_env
     err = fails(zig_python, proj, env=zig_env())
     assert re.search(r"needs GLIBC_2\.(29|3\d) \(for [^)]*\bexp\b[^)]*\), newer than `manylinux = \"2_28\"` allows", err), err
