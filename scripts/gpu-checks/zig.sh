@@ -25,7 +25,13 @@ PYEOF
 prepare_zig() {
   local out=$GPU/zig py312 V=$ROOT/.cache/gpu-zig-venv w
   mkdir -p "$out"
-  py312=${PYTHON312:-$(command -v python3.12 || ls "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -n1 || true)}
+  local c
+  py312=${PYTHON312:-}
+  if [[ -z $py312 ]]; then
+    for c in "$HOME"/.pyenv/versions/3.12*/bin/python3.12 "$(command -v python3.12 || true)"; do
+      if [[ -x $c ]] && "$c" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then py312=$c; break; fi
+    done
+  fi
   [[ -x $py312 ]] || { echo "prepare_zig: no CPython 3.12 here (set PYTHON312) to build the cp312 pybind11 wheel" >&2; return 1; }
   [[ -x $V/bin/python ]] || "$py312" -m venv "$V"
   "$V/bin/pip" install -q --force-reinstall --no-deps "$ROOT"/wheelhouse/cudawheel-*.whl
