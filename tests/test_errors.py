@@ -590,3 +590,14 @@ def test_manylinux_names_a_too_new_symbol(zig_python, tmp_path):
     err = fails(zig_python, proj, env=zig_env())
     assert re.search(r"needs GLIBC_2\.(29|3\d) \(for [^)]*\bexp\b[^)]*\), newer than `manylinux = \"2_28\"` allows", err), err
     assert "or set `manylinux` to a newer glibc" in err
+
+
+def test_manylinux_refuses_an_nvcc_without_libcxx(zig_python, tmp_path):
+    """nvcc 12.4's headers stop every compile under libc++ on x86 ("libc++ is not supported on
+    x86 system"): refused before compiling, pointing at CUDA 13 from PyPI."""
+    from conftest import toolkit_home, zig_env
+    proj = make_project(tmp_path, tool_extra='manylinux = "2_28"')
+    err = fails(zig_python, proj, env=zig_env(CUDA_HOME=toolkit_home(12)))
+    assert re.search(r"nvcc 12\.4\.\d+ \(\S+\) refuses zig's libc\+\+ as the host C\+\+ library", err), err
+    assert "crt/host_defines.h" in err
+    assert 'hint: build with CUDA 13 from PyPI (`toolkit = "pip"`' in err

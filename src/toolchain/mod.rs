@@ -555,6 +555,9 @@ pub fn discover(
         .filter_map(|l| l.trim().strip_prefix("compute_").map(str::to_string))
         .collect();
     let zig = zig::find(tool, env, python)?;
+    if zig.is_some() {
+        zig::check_nvcc(&nvcc)?;
+    }
     let host = match &zig {
         // The wrapper's place in build-dir is chosen by `zig::place`.
         Some(z) => HostCompiler {

@@ -56,6 +56,12 @@ pub enum ZigError {
     },
     #[error("`tool.cudawheel.manylinux` and `tool.cudawheel.system-rpath = true` exclude each other: a wheel with absolute RPATHs into this machine is tagged linux_<arch>, never manylinux")]
     SystemRpath,
+    #[error("nvcc {version} ({}) refuses zig's libc++ as the host C++ library (\"libc++ is not supported on x86 system\" in {}), so `tool.cudawheel.manylinux` cannot build with it", nvcc.display(), header.display())]
+    NvccRejectsLibcxx {
+        version: String,
+        nvcc: PathBuf,
+        header: PathBuf,
+    },
     #[error("Cannot write {}", path.display())]
     Write {
         path: PathBuf,
@@ -77,6 +83,10 @@ impl Hint for ZigError {
                 "or drop `manylinux` to build with the host compiler".into(),
             ],
             ZigError::Write { .. } => vec!["choose a writable `build-dir`".into()],
+            ZigError::NvccRejectsLibcxx { .. } => vec![
+                "build with CUDA 13 from PyPI (`toolkit = \"pip\"`, or `cuda = 13` without a system toolkit): its nvcc accepts libc++ 22 on Linux".into(),
+                "or drop `manylinux` to build with the host compiler".into(),
+            ],
             ZigError::UnknownPolicy { .. } => vec!["use one of the known values, e.g. `manylinux = \"2_28\"` or `\"2_17\"`".into()],
             ZigError::SystemRpath => vec![
                 "drop `system-rpath` for a portable wheel, or drop `manylinux` for a wheel for this machine".into(),
@@ -167,6 +177,41 @@ pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
         arch: machine.to_string(),
         known,
     })
+}
+
+/// Refuses an nvcc whose headers reject libc++ on x86 (CUDA before 13.x accepts only GCC's
+/// libstdc++ there): `crt/host_defines.h` stops every compile with "libc++ is not supported on
+/// x86 system" unless it has the exception for Linux libc++ 22 and newer.
+pub fn check_nvcc(nvcc: &super::Nvcc) -> Result<(), ZigError> {
+    // nvcc's own include folders, from the `#$ INCLUDES="-I..."` line of a dry run.
+    #[allow(clippy::disallowed_methods)] // asking nvcc where its headers are
+    let dry = Command::new(&nvcc.path)
+        .args(["--dryrun", "-x", "cu", "-c", "/dev/null", "-o", "/dev/null"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .unwrap_or_default();
+    let candidates: Vec<PathBuf> = dry
+        .lines()
+        .filter(|l| l.contains("INCLUDES="))
+        .flat_map(|l| l.split('"'))
+        .filter_map(|w| w.trim().strip_prefix("-I"))
+        .map(|dir| Path::new(dir).join("crt/host_defines.h"))
+        .chain([nvcc.root.join("include/crt/host_defines.h")])
+        .collect();
+    for header in candidates {
+        let Ok(text) = std::fs::read_to_string(&header) else {
+            continue;
+        };
+        if text.contains("libc++ is not supported") && !text.contains("_LIBCPP_VERSION >=") {
+            return Err(ZigError::NvccRejectsLibcxx {
+                version: nvcc.full_version.clone(),
+                nvcc: nvcc.path.clone(),
+                header,
+            });
+        }
+        return Ok(());
+    }
+    Ok(())
 }
 
 /// zig's global cache folder, as zig itself chooses it.
