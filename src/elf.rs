@@ -501,6 +501,53 @@ mod tests {
     }
 
     #[test]
+    fn zig_mode_tags_the_requested_policy_or_names_the_version() {
+        let provided: BTreeSet<String> = ["libcudart.so.13".to_string()].into();
+        let ok = report(
+            &["libcudart.so.13", "libc.so.6"],
+            &[("libc.so.6", &["GLIBC_2.2.5", "GLIBC_2.16"])],
+        );
+        let files = [("a/b.so", Path::new("/nonexistent"), &ok)];
+        assert_eq!(
+            manylinux_tag(&files, "x86_64", &provided, 17).unwrap(),
+            "manylinux2014_x86_64.manylinux_2_17_x86_64"
+        );
+        assert_eq!(
+            manylinux_tag(&files, "x86_64", &provided, 28).unwrap(),
+            "manylinux_2_28_x86_64"
+        );
+        let new = report(&["libm.so.6"], &[("libm.so.6", &["GLIBC_2.29"])]);
+        let files = [("a/b.so", Path::new("/nonexistent"), &new)];
+        let e = manylinux_tag(&files, "x86_64", &provided, 28).unwrap_err();
+        assert!(e.to_string().contains("a/b.so: needs GLIBC_2.29"), "{e}");
+        assert!(known_policy(28, "x86_64").is_ok());
+        assert!(known_policy(30, "x86_64")
+            .unwrap_err()
+            .contains(&"manylinux_2_31".to_string()));
+    }
+
+    #[test]
+    fn gnu_cxx_runtime_imports_are_refused_in_zig_mode() {
+        let mut r = report(&["libc.so.6"], &[]);
+        r.undefined = ["__cxa_finalize", "PyLong_FromLong"]
+            .map(String::from)
+            .into();
+        check_libcxx_only(&r, "a/b.so").unwrap();
+        for sym in [
+            "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm",
+            "__gxx_personality_v0",
+            "_Z3fooRKNSt3__112basic_stringIcNS_11char_traitsIcEENS_9allocatorIcEEEE",
+        ] {
+            let mut bad = r.clone();
+            bad.undefined.insert(sym.to_string());
+            let e = check_libcxx_only(&bad, "a/b.so").unwrap_err();
+            assert!(e.to_string().contains(sym), "{e}");
+        }
+        let needs = report(&["libstdc++.so.6"], &[]);
+        assert!(check_libcxx_only(&needs, "a/b.so").is_err());
+    }
+
+    #[test]
     fn audit_rejects_absolute_rpath_and_undeclared_libraries() {
         let provided: BTreeSet<String> = ["libcudart.so.13".to_string()].into();
         let mut r = report(&["libcudart.so.13"], &[]);
