@@ -136,6 +136,19 @@ pub fn find(
         return Ok(None);
     };
     check(tool, &python.machine)?;
+    if let Some(h) = &tool.host_compiler {
+        // CXX / CUDAHOSTCXX in the environment are common and simply not used; a value the
+        // project or the command line gave deserves a word.
+        if matches!(
+            h.origin,
+            crate::config::Origin::Pyproject | crate::config::Origin::Setting(_)
+        ) {
+            crate::ui::warn(&format!(
+                "`host-compiler` = {:?} (from {}) is not used: with `manylinux` zig compiles and links",
+                h.value, h.origin
+            ));
+        }
+    }
     let mut probes = Vec::new();
     for site in &python.sys_path {
         let binary = site.join("ziglang/zig");
