@@ -296,6 +296,9 @@ pub fn compile_jobs(
                 Lang::Cuda => {
                     let mut args: Vec<String> = io.to_vec();
                     args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
+                    if tc.zig.is_some() {
+                        args.extend(crate::toolchain::zig::nvcc_flags());
+                    }
                     for a in &tc.host.args {
                         args.extend(["-Xcompiler".into(), xcompiler(a)]);
                     }
@@ -388,6 +391,9 @@ pub fn dlink_job(
     );
     args.extend(["-o".into(), output.to_string_lossy().into_owned()]);
     args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
+    if tc.zig.is_some() {
+        args.extend(crate::toolchain::zig::nvcc_flags());
+    }
     args.extend(["-Xcompiler".into(), "-fPIC".into()]);
     for g in gencodes {
         args.extend(["-gencode".into(), g.to_string()]);

@@ -137,25 +137,11 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         Err(_) => {}
     }
 
-    // Host compiler.
-    match toolchain::host_compiler(&tool, env) {
-        Ok(h) => {
-            let from = tool
-                .host_compiler
-                .as_ref()
-                .map_or("the default `c++`".to_string(), |s| s.origin.to_string());
-            let version = toolchain::compiler_version(&h.path)
-                .unwrap_or_else(|| "version unknown".to_string());
-            let _ = writeln!(
-                w,
-                "Host compiler: {} ({version}; from {from})",
-                h.path.display()
-            );
-        }
-        Err(e) => {
-            let _ = writeln!(w, "Host compiler: not found");
-            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
-        }
+    // Host compiler: zig for `manylinux`, else the configured one.
+    if let Some(line) = zig_report(&tool, env, python) {
+        let _ = writeln!(w, "{line}");
+    } else {
+        host_report(w, &tool, env);
     }
 
     // Binding libraries the project asks for.
@@ -336,4 +322,57 @@ fn placeholder_nvcc(major: u32) -> Nvcc {
         origin: NvccOrigin::System("none".into()),
         archs: Vec::new(),
     }
+}
+
+/// The configured host compiler (the mode without `manylinux`).
+fn host_report(
+    w: &mut String,
+    tool: &ToolConfig,
+    env: &std::collections::BTreeMap<String, String>,
+) {
+    match toolchain::host_compiler(tool, env) {
+        Ok(h) => {
+            let from = tool
+                .host_compiler
+                .as_ref()
+                .map_or("the default `c++`".to_string(), |s| s.origin.to_string());
+            let version = toolchain::compiler_version(&h.path)
+                .unwrap_or_else(|| "version unknown".to_string());
+            let _ = writeln!(
+                w,
+                "Host compiler: {} ({version}; from {from})",
+                h.path.display()
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(w, "Host compiler: not found");
+            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
+        }
+    }
+}
+
+/// `manylinux = "2_N"`: the mode, zig's version and the target, or why zig is missing.
+fn zig_report(
+    tool: &ToolConfig,
+    env: &std::collections::BTreeMap<String, String>,
+    python: &PythonInfo,
+) -> Option<String> {
+    let wanted = tool.manylinux.as_ref()?;
+    let mode = format!(
+        "Mode: portable, manylinux_2_{} (from {})",
+        wanted.value.minor, wanted.origin
+    );
+    Some(match toolchain::zig::find(tool, env, python) {
+        Ok(Some(z)) => format!(
+            "{mode}\nHost compiler: zig {} ({}), target {}, libc++ linked statically",
+            z.version,
+            z.binary.display(),
+            z.target
+        ),
+        Ok(None) => mode,
+        Err(e) => format!(
+            "{mode}\nHost compiler: zig not found\n{}",
+            indent(&crate::render(&crate::Error::Toolchain(e.into())))
+        ),
+    })
 }

@@ -188,15 +188,41 @@ pub const SYSTEM_LIBRARIES: &[&str] = &[
     "libcuda.so.1",
 ];
 
-/// The oldest manylinux policy all `reports` satisfy, as a platform tag; `linux_<arch>` when
-/// none does. auditwheel's rules: every NEEDED library is in the policy's allow-list (those in
-/// `provided`, which the wheel's declared dependencies or the wheel itself supply, and the
-/// driver's libcuda do not count); every required symbol version of a family the policy lists
-/// (`GLIBC_2.14`, `GLIBCXX_3.4.21`, ...) is one of the policy's; no blacklisted symbol is
-/// imported.
-pub fn platform_tag(reports: &[&ElfReport], arch: &str, provided: &BTreeSet<String>) -> String {
+/// Why ELF files do not satisfy one policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyViolation {
+    /// A NEEDED library outside the policy's allow-list.
+    Library(String),
+    /// A symbol the policy forbids importing from `library`.
+    Blacklisted { library: String, symbol: String },
+    /// A symbol version newer than the policy's (`GLIBC_2.29`).
+    Version(String),
+}
+
+fn violation(
+    p: &Policy,
+    reports: &[&ElfReport],
+    arch: &str,
+    provided: &BTreeSet<String>,
+) -> Option<PolicyViolation> {
     let loader = |lib: &str| lib.starts_with("ld-linux");
-    let mut required: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let allowed = p.symbol_versions.get(arch)?;
+    for r in reports {
+        for lib in &r.needed {
+            let external = !provided.contains(lib) && lib != "libcuda.so.1" && !loader(lib);
+            if external && !p.lib_whitelist.contains(lib) {
+                return Some(PolicyViolation::Library(lib.clone()));
+            }
+            if let Some(banned) = p.blacklist.get(lib) {
+                if let Some(s) = banned.iter().find(|s| r.undefined.contains(*s)) {
+                    return Some(PolicyViolation::Blacklisted {
+                        library: lib.clone(),
+                        symbol: s.clone(),
+                    });
+                }
+            }
+        }
+    }
     for r in reports {
         for (lib, versions) in &r.version_needs {
             if loader(lib) {
@@ -204,42 +230,192 @@ pub fn platform_tag(reports: &[&ElfReport], arch: &str, provided: &BTreeSet<Stri
             }
             for v in versions {
                 let family = v.split('_').next().unwrap_or(v);
-                required.entry(family).or_default().insert(v.as_str());
+                let Some(ok) = allowed.get(family) else {
+                    continue;
+                };
+                let fits = v
+                    .strip_prefix(family)
+                    .and_then(|x| x.strip_prefix('_'))
+                    .is_some_and(|x| ok.iter().any(|o| o == x));
+                if !fits {
+                    return Some(PolicyViolation::Version(v.clone()));
+                }
             }
         }
     }
-    'policy: for p in policies() {
-        let Some(allowed) = p.symbol_versions.get(arch) else {
-            continue;
-        };
-        for r in reports {
-            for lib in &r.needed {
-                let external = !provided.contains(lib) && lib != "libcuda.so.1" && !loader(lib);
-                if external && !p.lib_whitelist.contains(lib) {
-                    continue 'policy;
-                }
-                if let Some(banned) = p.blacklist.get(lib) {
-                    if banned.iter().any(|s| r.undefined.contains(s)) {
-                        continue 'policy;
-                    }
-                }
-            }
+    None
+}
+
+/// The oldest manylinux policy all `reports` satisfy, as a platform tag; `linux_<arch>` when
+/// none does. auditwheel's rules: every NEEDED library is in the policy's allow-list (those in
+/// `provided`, which the wheel's declared dependencies or the wheel itself supply, and the
+/// driver's libcuda do not count); every required symbol version of a family the policy lists
+/// (`GLIBC_2.14`, `GLIBCXX_3.4.21`, ...) is one of the policy's; no blacklisted symbol is
+/// imported.
+pub fn platform_tag(reports: &[&ElfReport], arch: &str, provided: &BTreeSet<String>) -> String {
+    for p in policies() {
+        if p.symbol_versions.contains_key(arch) && violation(p, reports, arch, provided).is_none() {
+            return format!("{}_{arch}", p.name);
         }
-        for (family, versions) in &required {
-            if let Some(ok) = allowed.get(*family) {
-                let fits = versions.iter().all(|v| {
-                    v.strip_prefix(family)
-                        .and_then(|x| x.strip_prefix('_'))
-                        .is_some_and(|x| ok.iter().any(|o| o == x))
-                });
-                if !fits {
-                    continue 'policy;
-                }
-            }
-        }
-        return format!("{}_{arch}", p.name);
     }
     format!("linux_{arch}")
+}
+
+/// Legacy names of manylinux policies (PEP 513, 571, 599).
+const LEGACY_ALIASES: &[(&str, &str)] = &[
+    ("manylinux_2_5", "manylinux1"),
+    ("manylinux_2_12", "manylinux2010"),
+    ("manylinux_2_17", "manylinux2014"),
+];
+
+/// `manylinux = "2_N"`: whether auditwheel's policies know `manylinux_2_N` for `arch`.
+pub fn known_policy(minor: u32, arch: &str) -> Result<(), Vec<String>> {
+    let name = format!("manylinux_2_{minor}");
+    let known: Vec<String> = policies()
+        .iter()
+        .filter(|p| p.symbol_versions.contains_key(arch) && p.name.starts_with("manylinux_2_"))
+        .map(|p| p.name.clone())
+        .collect();
+    if known.contains(&name) {
+        Ok(())
+    } else {
+        Err(known)
+    }
+}
+
+/// The platform tag of a wheel built for `manylinux_2_<minor>` (zig mode), after checking that
+/// every ELF satisfies that policy: `manylinux_2_17_x86_64` plus its legacy alias
+/// (`manylinux2014_x86_64.manylinux_2_17_x86_64`, sorted as auditwheel writes it). `files`:
+/// the wheel path, the file and its report. A file that needs more is an error naming the
+/// symbols, never a silently newer tag.
+pub fn manylinux_tag(
+    files: &[(&str, &Path, &ElfReport)],
+    arch: &str,
+    provided: &BTreeSet<String>,
+    minor: u32,
+) -> Result<String, ElfError> {
+    let name = format!("manylinux_2_{minor}");
+    let Some(policy) = policies().iter().find(|p| p.name == name) else {
+        return Err(ElfError::Audit {
+            wheel_path: String::new(),
+            problem: format!("no manylinux policy is known as {name}"),
+            fix: "choose a `manylinux` value auditwheel knows, e.g. \"2_17\" or \"2_28\"".into(),
+        });
+    };
+    let setting = format!("`manylinux = \"2_{minor}\"`");
+    for (wheel_path, file, report) in files {
+        let problem = match violation(policy, &[report], arch, provided) {
+            None => continue,
+            Some(PolicyViolation::Version(v)) => {
+                let mut symbols = symbols_of_version(file, &v);
+                let more = symbols.len().saturating_sub(8);
+                symbols.truncate(8);
+                let mut list = symbols.join(", ");
+                if more > 0 {
+                    list.push_str(&format!(" and {more} more"));
+                }
+                format!("needs {v} (for {list}), newer than {setting} allows")
+            }
+            Some(PolicyViolation::Library(lib)) => {
+                format!("needs {lib}, which {name} does not allow a wheel to load from the system")
+            }
+            Some(PolicyViolation::Blacklisted { library, symbol }) => {
+                format!("imports {symbol} from {library}, which {name} forbids")
+            }
+        };
+        return Err(ElfError::Audit {
+            wheel_path: wheel_path.to_string(),
+            problem,
+            fix: format!(
+                "the symbol comes from a library or object built outside zig (`link-flags`, a static archive): rebuild it with this project, or set `manylinux` to a newer glibc than {setting}"
+            ),
+        });
+    }
+    let mut tags = vec![format!("{name}_{arch}")];
+    if let Some((_, legacy)) = LEGACY_ALIASES.iter().find(|(n, _)| *n == name) {
+        tags.push(format!("{legacy}_{arch}"));
+    }
+    tags.sort();
+    Ok(tags.join("."))
+}
+
+/// The dynamic symbols of `path` bound to the symbol version `version` (`GLIBC_2.29`).
+pub fn symbols_of_version(path: &Path, version: &str) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(elf) = goblin::elf::Elf::parse(&bytes) else {
+        return Vec::new();
+    };
+    let (Some(versym), Some(verneed)) = (&elf.versym, &elf.verneed) else {
+        return Vec::new();
+    };
+    let mut index = None;
+    for need in verneed.iter() {
+        for aux in need.iter() {
+            if elf.dynstrtab.get_at(aux.vna_name) == Some(version) {
+                index = Some(aux.vna_other);
+            }
+        }
+    }
+    let Some(index) = index else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = elf
+        .dynsyms
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| versym.get_at(*i).is_some_and(|v| v.version() == index))
+        .filter_map(|(_, s)| elf.dynstrtab.get_at(s.st_name).map(str::to_string))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// zig mode links libc++ statically: a built ELF that needs libstdc++ (or the C++ ABI of a
+/// library built against it) was linked with something built outside zig, and would fail at
+/// import or crash at run time. `undefined` symbols of the GNU C++ runtime or of libc++'s
+/// `std::__1` (which only the static libc++ inside provides) are such signs.
+pub fn check_libcxx_only(report: &ElfReport, wheel_path: &str) -> Result<(), ElfError> {
+    let fail = |problem: String| {
+        ElfError::Audit {
+        wheel_path: wheel_path.to_string(),
+        problem,
+        fix: "with `manylinux` every C++ object and library must be compiled by this build (zig's libc++): drop the prebuilt C++ library from `link-flags` / the library's `shared`/`static` lists (a C API library is fine), or drop `manylinux`".into(),
+    }
+    };
+    for lib in &report.needed {
+        if lib == "libstdc++.so.6" || lib == "libgcc_s.so.1" {
+            return Err(fail(format!(
+                "needs {lib}: something it links was built against GCC's C++ runtime, which a `manylinux` (zig, libc++) build cannot use"
+            )));
+        }
+    }
+    let gnu = [
+        "_ZNSt7__cxx11",
+        "_ZNKSt7__cxx11",
+        "__gxx_personality_v0",
+        "__cxa_",
+        "_ZSt",
+        "_ZNSt",
+        "_ZNKSt",
+        "_ZTISt",
+        "_ZTVSt",
+        "_ZTSSt",
+        "_ZTINSt",
+        "_ZTVNSt",
+    ];
+    let glibc_cxa = ["__cxa_finalize", "__cxa_atexit", "__cxa_thread_atexit_impl"];
+    if let Some(sym) = report.undefined.iter().find(|s| {
+        (gnu.iter().any(|p| s.starts_with(p)) && !glibc_cxa.contains(&s.as_str()))
+            || s.contains("St3__1")
+    }) {
+        return Err(fail(format!(
+            "imports the C++ runtime symbol {sym}, which no library of a `manylinux` (zig, libc++) build provides: something it links was built against libstdc++"
+        )));
+    }
+    Ok(())
 }
 
 /// Checks one built ELF: RPATH only `$ORIGIN`-relative and exactly `expected_rpath`, no
@@ -340,6 +516,53 @@ mod tests {
         );
         let r = report(&["libfoo.so.1"], &[]);
         assert_eq!(platform_tag(&[&r], "x86_64", &provided), "linux_x86_64");
+    }
+
+    #[test]
+    fn zig_mode_tags_the_requested_policy_or_names_the_version() {
+        let provided: BTreeSet<String> = ["libcudart.so.13".to_string()].into();
+        let ok = report(
+            &["libcudart.so.13", "libc.so.6"],
+            &[("libc.so.6", &["GLIBC_2.2.5", "GLIBC_2.16"])],
+        );
+        let files = [("a/b.so", Path::new("/nonexistent"), &ok)];
+        assert_eq!(
+            manylinux_tag(&files, "x86_64", &provided, 17).unwrap(),
+            "manylinux2014_x86_64.manylinux_2_17_x86_64"
+        );
+        assert_eq!(
+            manylinux_tag(&files, "x86_64", &provided, 28).unwrap(),
+            "manylinux_2_28_x86_64"
+        );
+        let new = report(&["libm.so.6"], &[("libm.so.6", &["GLIBC_2.29"])]);
+        let files = [("a/b.so", Path::new("/nonexistent"), &new)];
+        let e = manylinux_tag(&files, "x86_64", &provided, 28).unwrap_err();
+        assert!(e.to_string().contains("a/b.so: needs GLIBC_2.29"), "{e}");
+        assert!(known_policy(28, "x86_64").is_ok());
+        assert!(known_policy(30, "x86_64")
+            .unwrap_err()
+            .contains(&"manylinux_2_31".to_string()));
+    }
+
+    #[test]
+    fn gnu_cxx_runtime_imports_are_refused_in_zig_mode() {
+        let mut r = report(&["libc.so.6"], &[]);
+        r.undefined = ["__cxa_finalize", "PyLong_FromLong"]
+            .map(String::from)
+            .into();
+        check_libcxx_only(&r, "a/b.so").unwrap();
+        for sym in [
+            "_ZNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE9_M_appendEPKcm",
+            "__gxx_personality_v0",
+            "_Z3fooRKNSt3__112basic_stringIcNS_11char_traitsIcEENS_9allocatorIcEEEE",
+        ] {
+            let mut bad = r.clone();
+            bad.undefined.insert(sym.to_string());
+            let e = check_libcxx_only(&bad, "a/b.so").unwrap_err();
+            assert!(e.to_string().contains(sym), "{e}");
+        }
+        let needs = report(&["libstdc++.so.6"], &[]);
+        assert!(check_libcxx_only(&needs, "a/b.so").is_err());
     }
 
     #[test]

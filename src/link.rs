@@ -157,7 +157,14 @@ pub fn link_job(
     for entry in rpath {
         args.push(format!("-Wl,-rpath,{entry}"));
     }
-    args.push("-Wl,-O1".into());
+    match &tc.zig {
+        // zig mode: static libc++, stripped, only the module's own symbols exported.
+        Some(zig) => args.extend(crate::toolchain::zig::link_flags(
+            zig,
+            target.kind == TargetKind::Extension,
+        )),
+        None => args.push("-Wl,-O1".into()),
+    }
     args.extend(target.link_flags.iter().cloned());
     let mut inputs = objects.to_vec();
     inputs.extend(linked.iter().map(|o| out_dir.join(&o.wheel_path)));

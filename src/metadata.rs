@@ -166,8 +166,24 @@ pub fn core_metadata_with(
 
 /// The `.dist-info/WHEEL` file.
 pub fn wheel_file(tag: &str) -> String {
+    // A compressed tag set (`cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64`) is one
+    // `Tag:` line per expanded tag.
+    let mut parts = tag.splitn(3, '-');
+    let (py, abi, plat) = (
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+    );
+    let mut tags = String::new();
+    for p in py.split('.') {
+        for a in abi.split('.') {
+            for pl in plat.split('.') {
+                tags.push_str(&format!("Tag: {p}-{a}-{pl}\n"));
+            }
+        }
+    }
     format!(
-        "Wheel-Version: 1.0\nGenerator: cudawheel {}\nRoot-Is-Purelib: false\nTag: {tag}\n",
+        "Wheel-Version: 1.0\nGenerator: cudawheel {}\nRoot-Is-Purelib: false\n{tags}",
         env!("CARGO_PKG_VERSION")
     )
 }

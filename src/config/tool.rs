@@ -128,6 +128,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("variant-label", Ty::Pattern("^[0-9a-z_.]+$"), "cu<major> with variant = \"cuda\"", "The variant label ending the wheel's file name (required with explicit properties; `null` is the null variant's)."),
     key("null-variant", Ty::Bool, "false", "true: build the null variant (no properties, label `null`), e.g. a CPU fallback that installers rank after every other variant."),
     key("variant-driver-floor", Ty::Choice(&["mvc", "toolkit"]), "\"mvc\"", "The derived nvidia :: cuda_version_lower_bound: \"mvc\" = <major>.0 (CUDA minor-version compatibility: SASS from a newer minor runs on the major's .0 driver), \"toolkit\" = nvcc's major.minor (needed when the wheel relies on PTX JIT, which a driver older than the toolkit cannot compile)."),
+    key("manylinux", Ty::Pattern("^2_[0-9]+$"), "none", "e.g. \"2_28\" or \"2_17\": a portable wheel for that glibc, built on any Linux machine: host compiler and linker are zig (ziglang from PyPI, added to the build requirements) targeting that glibc, libc++ linked statically, only PyInit_* exported, tag manylinux_2_N_<arch>. Unset: the host compiler and the tag its output allows."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
 pub const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
@@ -335,6 +336,8 @@ pub struct ToolConfig {
     pub host_compiler: Option<Sourced<String>>,
     pub system_rpath: bool,
     pub verbose: bool,
+    /// `manylinux = "2_N"`: zig mode targeting glibc 2.N (see `toolchain::zig`).
+    pub manylinux: Option<Sourced<Glibc>>,
     /// Default binding library of the extensions (`tool.cudawheel.bindings`).
     pub bindings: Sourced<Bindings>,
     /// `torch-version`: specifiers of the torch build requirement (validated PEP 440).
@@ -764,6 +767,8 @@ impl ToolConfig {
             .transpose()?
             .unwrap_or(false);
 
+        let manylinux = get("manylinux").map(parse_manylinux).transpose()?;
+
         let bindings = match get("bindings") {
             None => Sourced {
                 value: Bindings::None,
@@ -850,6 +855,7 @@ impl ToolConfig {
             host_compiler,
             system_rpath,
             verbose,
+            manylinux,
             bindings,
             torch_version,
             extensions,
@@ -866,6 +872,51 @@ impl ToolConfig {
     pub fn suffix_for(&self, major: u32) -> String {
         self.name_suffix.replace("{major}", &major.to_string())
     }
+}
+
+/// A glibc version `2.N`, the target of `manylinux = "2_N"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Glibc {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl fmt::Display for Glibc {
+    /// `2.28`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The oldest glibc a CUDA wheel can target: NVIDIA's runtime wheels are manylinux_2_17.
+pub const OLDEST_MANYLINUX: u32 = 17;
+
+fn parse_manylinux(f: Field<'_>) -> Result<Sourced<Glibc>, ConfigError> {
+    let text = f.string()?;
+    let minor = text
+        .strip_prefix("2_")
+        .and_then(|m| m.parse::<u32>().ok())
+        .ok_or_else(|| {
+            let hint = match text.strip_prefix("manylinux") {
+                Some(rest) if rest.trim_start_matches('_').starts_with("2_") => {
+                    format!(" (write {:?})", rest.trim_start_matches('_'))
+                }
+                Some("2014") => " (manylinux2014 is \"2_17\")".to_string(),
+                _ => String::new(),
+            };
+            f.invalid(format!(
+                "expected a glibc version as \"2_N\", e.g. \"2_28\" or \"2_17\"{hint}"
+            ))
+        })?;
+    if minor < OLDEST_MANYLINUX {
+        return Err(f.invalid(format!(
+            "the oldest glibc a CUDA wheel can target is 2.{OLDEST_MANYLINUX} (NVIDIA's runtime wheels are manylinux_2_{OLDEST_MANYLINUX}): use \"2_{OLDEST_MANYLINUX}\" or newer"
+        )));
+    }
+    Ok(Sourced {
+        value: Glibc { major: 2, minor },
+        origin: f.origin.clone(),
+    })
 }
 
 fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, ConfigError> {

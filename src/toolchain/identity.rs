@@ -53,8 +53,14 @@ pub fn compilers(tc: &Toolchain) -> String {
             .collect::<Vec<_>>()
             .join(" "),
     };
+    // zig mode: the host compiler is a wrapper in build-dir; zig's version and target count.
+    let zig = tc
+        .zig
+        .as_ref()
+        .map(|z| format!("\n{}", super::zig::identity(z)))
+        .unwrap_or_default();
     format!(
-        "nvcc {} [{kit}]\nhost {:?} {} {} {:?}",
+        "nvcc {} [{kit}]\nhost {:?} {} {} {:?}{zig}",
         nvcc.full_version,
         super::compiler_version(&tc.host.path).unwrap_or_default(),
         size(&tc.host.path),
@@ -99,6 +105,7 @@ mod tests {
             launcher: None,
             launcher_wraps_nvcc: true,
             headers: Default::default(),
+            zig: None,
         }
     }
 

@@ -16,9 +16,13 @@ pub mod headers;
 pub mod identity;
 pub mod launcher;
 pub mod torch;
+pub mod zig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolchainError {
+    /// zig mode (`manylinux`).
+    #[error(transparent)]
+    Zig(#[from] zig::ZigError),
     #[error("nvcc for CUDA {wanted} not found; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     NvccNotFound {
         wanted: String,
@@ -89,6 +93,7 @@ pub enum ToolchainError {
 impl Hint for ToolchainError {
     fn hints(&self) -> Vec<String> {
         match self {
+            ToolchainError::Zig(e) => e.hints(),
             ToolchainError::NvccNotFound { pip_possible: true, .. } => vec![
                 "with build isolation (the default) cudawheel installs nvcc from PyPI by itself; with `--no-build-isolation`, `pip install \"cuda-toolkit[nvcc,cccl,cudart]>=13,<14\"` first".into(),
                 "or point `CUDA_HOME` at a CUDA toolkit".into(),
@@ -185,6 +190,8 @@ pub struct Toolchain {
     pub launcher_wraps_nvcc: bool,
     /// The one set of CUDA headers every compile sees (`headers.rs`).
     pub headers: headers::HeaderSet,
+    /// zig mode (`manylinux`): `host` is then zig's wrapper (`zig::place`).
+    pub zig: Option<zig::Zig>,
 }
 
 impl Toolchain {
@@ -452,6 +459,9 @@ pub fn build_requirements(
     reqs.extend(others);
     reqs.extend(crate::bindings::requirements(tool, major));
     reqs.extend(launcher::requirement(tool));
+    if tool.manylinux.is_some() {
+        reqs.push(zig::REQUIREMENT.to_string());
+    }
     Ok(reqs)
 }
 
@@ -535,6 +545,7 @@ pub fn discover(
     env: &Env,
     python: &PythonInfo,
 ) -> Result<Toolchain, ToolchainError> {
+    zig::check(tool, &python.machine)?;
     let mut nvcc = match choose_nvcc(tool, env, python)? {
         Some(n) => n,
         None => {
@@ -561,7 +572,18 @@ pub fn discover(
         &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
     );
     let headers = headers::probe(&nvcc)?;
-    let host = host_compiler(tool, env)?;
+    let zig = zig::find(tool, env, python)?;
+    if zig.is_some() {
+        zig::check_nvcc(&nvcc)?;
+    }
+    let host = match &zig {
+        // The wrapper's place in build-dir is chosen by `zig::place`.
+        Some(z) => HostCompiler {
+            path: z.binary.clone(),
+            args: vec!["c++".into(), "-target".into(), z.target.clone()],
+        },
+        None => host_compiler(tool, env)?,
+    };
     let launcher = tool
         .compiler_launcher
         .as_deref()
@@ -573,6 +595,7 @@ pub fn discover(
         launcher,
         launcher_wraps_nvcc: true,
         headers,
+        zig,
     })
 }
 
