@@ -126,6 +126,11 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut plan = BuildPlan::new(&config, req.python)?;
+    // Discovery first: it refuses what cannot work (e.g. torch in zig mode) before torch is probed.
+    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    if let Some(zig) = &mut toolchain.zig {
+        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
+    }
     // `bindings = "torch"`: torch is asked about itself once, before flags are added.
     let torch_info = if plan.targets.iter().any(|t| t.bindings == Bindings::Torch) {
         Some(toolchain::torch::probe(req.python)?)
@@ -133,10 +138,6 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         None
     };
     crate::bindings::apply(&mut plan, &req.python.sys_path, torch_info.as_ref())?;
-    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
-    if let Some(zig) = &mut toolchain.zig {
-        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
-    }
     let torch_libs = match &torch_info {
         Some(info) => {
             let cuda_target = plan

@@ -423,6 +423,9 @@ STATIC_CASES = [
     ("manylinux-with-system-rpath", dict(tool_extra='manylinux = "2_28"\nsystem-rpath = true'), [], {},
      ["`tool.cudawheel.manylinux` and `tool.cudawheel.system-rpath = true` exclude each other",
       "hint: drop `system-rpath` for a portable wheel"]),
+    ("manylinux-with-torch", dict(tool_extra='manylinux = "2_28"\nbindings = "torch"'), [], {},
+     ['`tool.cudawheel.manylinux` and `bindings = "torch"` (tool.cudawheel.bindings) exclude each other',
+      "hint: drop `manylinux` for torch extensions"]),
 ]
 
 

@@ -56,6 +56,8 @@ pub enum ZigError {
     },
     #[error("`tool.cudawheel.manylinux` and `tool.cudawheel.system-rpath = true` exclude each other: a wheel with absolute RPATHs into this machine is tagged linux_<arch>, never manylinux")]
     SystemRpath,
+    #[error("`tool.cudawheel.manylinux` and `bindings = \"torch\"` ({key}) exclude each other: torch's C++ API is built with GCC's libstdc++, and zig mode links LLVM's libc++, so the extension could not pass a `std::string` or a tensor to torch")]
+    Torch { key: String },
     #[error("nvcc {version} ({}) refuses zig's libc++ as the host C++ library (\"libc++ is not supported on x86 system\" in {}), so `tool.cudawheel.manylinux` cannot build with it", nvcc.display(), header.display())]
     NvccRejectsLibcxx {
         version: String,
@@ -90,6 +92,9 @@ impl Hint for ZigError {
             ZigError::UnknownPolicy { .. } => vec!["use one of the known values, e.g. `manylinux = \"2_28\"` or `\"2_17\"`".into()],
             ZigError::SystemRpath => vec![
                 "drop `system-rpath` for a portable wheel, or drop `manylinux` for a wheel for this machine".into(),
+            ],
+            ZigError::Torch { .. } => vec![
+                "drop `manylinux` for torch extensions: the host compiler's tag is the one torch's own wheels need anyway (manylinux_2_28)".into(),
             ],
         }
     }
@@ -183,6 +188,16 @@ pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
     };
     if tool.system_rpath {
         return Err(ZigError::SystemRpath);
+    }
+    let torch = |b: Option<crate::config::Bindings>| {
+        b.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+    };
+    if let Some(i) = tool.extensions.iter().position(|e| torch(e.bindings)) {
+        let key = match tool.extensions[i].bindings {
+            Some(_) => format!("tool.cudawheel.extension[{i}].bindings"),
+            None => "tool.cudawheel.bindings".to_string(),
+        };
+        return Err(ZigError::Torch { key });
     }
     crate::elf::known_policy(value.minor, machine).map_err(|known| ZigError::UnknownPolicy {
         minor: value.minor,
