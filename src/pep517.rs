@@ -515,6 +515,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             verbose: tool.verbose,
             cache: &cache,
             jobserver: jobserver.as_ref(),
+            memory: schedule::MemoryLimit::new(tool.max_memory),
         },
     )?;
     let sccache_counts = match (sccache, counts_before) {

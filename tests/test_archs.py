@@ -224,3 +224,40 @@ def test_preload_is_thread_safe(saxpys, driver, tmp_path):
     env = clean_env(PYTHONPATH=targets["80"], LD_LIBRARY_PATH=driver, FAKE_CUDA_CCS="90,86",
                     FAKE_CUDA_DRIVER="13090")
     assert run([py, "-W", "ignore", "-c", code], cwd=tmp_path, env=env).stdout.split() == ["0", "1", "2"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Thread budget and memory-aware admission, seen in `-C verbose=true`.
+
+def nvcc_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("cudawheel: $ ") and "-gencode" in line]
+
+
+def test_thread_budget_and_memory_admission(toolkit_python, tmp_path):
+    project = copy_example("saxpy", tmp_path)
+    (project / "csrc/extra.cu").write_text("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n")
+    wheel = ["-m", "cudawheel", "wheel", project, "-o", tmp_path / "out", "-C", "verbose=true", "-C", "archs=90-real"]
+    # More slots than compiles: each nvcc gets --threads > 1 (4 slots, 2 .cu files: 2 each).
+    log = run([toolkit_python, *wheel, "-C", "jobs=4"], env=clean_env()).stderr
+    lines = nvcc_lines(log)
+    assert len(lines) == 2 and all(re.search(r" --threads [2-4]$", l) for l in lines), lines
+    assert "scheduler: 4 slots, memory for parallel steps:" in log and "(MemAvailable)" in log
+    # The records now hold each step's peak memory; with a limit below two of them, the
+    # compiles run one at a time (and the build still succeeds).
+    for f in ("saxpy.cu", "extra.cu", "module.c"):
+        with open(project / "csrc" / f, "a") as fh:
+            fh.write("\n// edit\n")
+    log = run([toolkit_python, *wheel, "-C", "jobs=4", "-C", "max-memory=1M"], env=clean_env()).stderr
+    admits = re.findall(r"^cudawheel: admit (.*?): (\d+) running, .*\(measured\)", log, re.M)
+    assert len(admits) >= 3 and {n for _, n in admits} == {"1"}, log
+    assert "waits for memory" in log
+    # Control: without the limit (and after another edit) they overlap again.
+    for f in ("saxpy.cu", "extra.cu"):
+        with open(project / "csrc" / f, "a") as fh:
+            fh.write("\n// edit 2\n")
+    log = run([toolkit_python, *wheel, "-C", "jobs=4"], env=clean_env()).stderr
+    assert max(int(n) for _, n in re.findall(r"^cudawheel: admit (.*?): (\d+) running", log, re.M)) >= 2, log
+    # More compiles than slots: nvcc gets no --threads (nvcc's default of 1).
+    log = run([toolkit_python, *wheel, "-C", "jobs=1", "-C", "build-dir=build/b1"], env=clean_env()).stderr
+    lines = nvcc_lines(log)
+    assert len(lines) == 2 and not any("--threads" in l for l in lines), lines

@@ -115,6 +115,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("host-compiler", Ty::Str, "CUDAHOSTCXX, else CXX, else c++", "The C++ compiler nvcc uses (-ccbin) and that compiles .c/.cpp; extra words are passed to it."),
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
     key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added)."),
+    key("max-memory", Ty::Pattern("^[0-9]+(\\.[0-9]+)? *([KMGT]i?B?)?$"), "MemAvailable", "Memory the build's parallel steps may use together, e.g. \"8G\", \"512M\" (a plain number is MiB): a step starts only while the expected peaks (each step's peak memory from the last build here, else an estimate; nvcc's `--threads N` counts N times) stay under it. Default: MemAvailable from /proc/meminfo when the build starts."),
     key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
@@ -303,6 +304,8 @@ pub struct ToolConfig {
     pub py_limited_api: Option<u32>,
     pub build_dir: String,
     pub jobs: Option<usize>,
+    /// `max-memory` in bytes.
+    pub max_memory: Option<u64>,
     pub compiler_launcher: Option<String>,
     pub host_compiler: Option<Sourced<String>>,
     pub system_rpath: bool,
@@ -415,6 +418,28 @@ impl Field<'_> {
                 self.invalid(format!("expected one of {}", names.join(", ")))
             })
     }
+}
+
+/// `"8G"`, `"512M"`, `"1.5GiB"`, `"2048"` (MiB) -> bytes.
+pub fn parse_memory(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let number: f64 = t[..digits].parse().ok()?;
+    let unit = t[digits..]
+        .trim()
+        .trim_end_matches('B')
+        .trim_end_matches('i');
+    let scale: f64 = match unit.to_ascii_uppercase().as_str() {
+        "" | "M" => 1024.0 * 1024.0,
+        "K" => 1024.0,
+        "G" => 1024.0 * 1024.0 * 1024.0,
+        "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = number * scale;
+    (bytes >= 1.0 && bytes.is_finite()).then_some(bytes as u64)
 }
 
 fn split_list(s: &str) -> Vec<String> {
@@ -682,6 +707,17 @@ impl ToolConfig {
                 _ => Err(f.wrong_type("a positive integer")),
             })
             .transpose()?;
+        let max_memory = get("max-memory")
+            .map(|f| {
+                let text = match f.value {
+                    toml::Value::Integer(n) => n.to_string(),
+                    _ => f.string()?,
+                };
+                parse_memory(&text).ok_or_else(|| {
+                    f.invalid("expected an amount of memory such as \"8G\", \"512M\" or \"1.5GiB\" (a plain number is MiB)")
+                })
+            })
+            .transpose()?;
         let non_empty = |f: Field<'_>| -> Result<String, ConfigError> {
             let s = f.string()?;
             if s.trim().is_empty() {
@@ -733,6 +769,7 @@ impl ToolConfig {
             py_limited_api,
             build_dir,
             jobs,
+            max_memory,
             compiler_launcher,
             host_compiler,
             system_rpath,
