@@ -261,3 +261,21 @@ def test_thread_budget_and_memory_admission(toolkit_python, tmp_path):
     log = run([toolkit_python, *wheel, "-C", "jobs=1", "-C", "build-dir=build/b1"], env=clean_env()).stderr
     lines = nvcc_lines(log)
     assert len(lines) == 2 and not any("--threads" in l for l in lines), lines
+
+
+def test_doctor_shows_the_archs_and_where_they_come_from(backend_python, cu13_home, tmp_path):
+    project = copy_example("shared_calc", tmp_path)
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(
+        text.replace('destination = "shared_calc/lib"', 'destination = "shared_calc/lib"\narchs = ["90a-real"]'))
+    out = run([backend_python, "-m", "cudawheel", "doctor", project],
+              env=clean_env(CUDA_HOME=cu13_home, TORCH_CUDA_ARCH_LIST="8.0 8.6+PTX")).stdout
+    assert ('GPU architectures: "8.0 8.6+PTX" from environment variable `TORCH_CUDA_ARCH_LIST` '
+            "(`tool.cudawheel.archs`)\n    -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 "
+            "-gencode arch=compute_86,code=compute_86\n") in out, out
+    assert ('  calc (tool.cudawheel.shared-library[0].archs) overrides them: "90a-real"\n'
+            "    -gencode arch=compute_90a,code=sm_90a\n") in out, out
+    assert re.search(r"  nvcc 13\.\S+ can build: 75 80 .* 90 90a 100 100a 100f", out), out
+    # The default, when nothing sets archs.
+    out = run([backend_python, "-m", "cudawheel", "doctor", project], env=clean_env(CUDA_HOME=cu13_home)).stdout
+    assert "GPU architectures: from the default for CUDA 13\n    -gencode arch=compute_75,code=sm_75" in out, out

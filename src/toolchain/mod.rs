@@ -523,6 +523,16 @@ pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
     out
 }
 
+/// Fills `nvcc.archs` with what it can build: `--list-gpu-arch`, plus the `a`/`f` forms that
+/// only `--help` names.
+pub fn probe_archs(nvcc: &mut Nvcc) -> Result<(), ToolchainError> {
+    nvcc.archs = crate::arch::nvcc_supported(
+        &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
+        &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
+    );
+    Ok(())
+}
+
 /// Discovers everything a build needs.
 pub fn discover(
     tool: &ToolConfig,
@@ -549,11 +559,7 @@ pub fn discover(
             });
         }
     };
-    // `--help` names the `a`/`f` forms `--list-gpu-arch` leaves out.
-    nvcc.archs = crate::arch::nvcc_supported(
-        &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
-        &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
-    );
+    probe_archs(&mut nvcc)?;
     let host = host_compiler(tool, env)?;
     let launcher = match &tool.compiler_launcher {
         None => None,
