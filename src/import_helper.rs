@@ -190,9 +190,9 @@ def _verdict(index, name, cc, driver):
             text = (
                 "%s: %s cannot run this package's GPU code: %s has no SASS that runs on %s and no PTX "
                 "at or below it (it carries %s). Install a release built with %s, or rebuild from "
-                "source with `archs` including \"%d%d\" (e.g. pip install --no-binary %s ... -C archs=\"%d%d\")"
+                "source with `archs` including \"%d%d\" (e.g. -C archs=%d%d)"
                 % (__package__, device, path, sm, ", ".join(g["sass"] + g["ptx"]) or "no GPU code",
-                   sm, cc[0], cc[1], __package__, cc[0], cc[1])
+                   sm, cc[0], cc[1], cc[0], cc[1])
             )
         elif need and driver is not None and driver < need[0] * 1000 + need[1] * 10:
             verdict = "ptx-driver-too-old"

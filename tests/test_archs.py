@@ -109,7 +109,11 @@ int cuDeviceGetAttribute(int *v, int attr, int d) {
     if (attr == 76) { *v = ccs[d] % 10; return 0; }
     return 1;
 }
-int cuDeviceGetName(char *name, int len, int d) { snprintf(name, len, "Fake GPU %d", d); return 0; }
+int cuDeviceGetName(char *name, int len, int d) {
+    const char *s = getenv("FAKE_CUDA_NAME");
+    if (s) snprintf(name, len, "%s", s); else snprintf(name, len, "Fake GPU %d", d);
+    return 0;
+}
 """
 
 
@@ -152,13 +156,15 @@ print(json.dumps({"verdicts": [list(v) for v in _cuda_libs.gpu_verdicts()], "war
 """
 
 
-def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None):
+def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None, name=None):
     py, targets = saxpys
     env = clean_env(PYTHONPATH=targets[archs])
     if driver is not None:
         env["LD_LIBRARY_PATH"] = str(driver)
         env["FAKE_CUDA_CCS"] = ccs
         env["FAKE_CUDA_DRIVER"] = str(version)
+    if name:
+        env["FAKE_CUDA_NAME"] = name
     proc = run([py, "-c", CHECK], cwd=tmp_path, env=env, check=False)
     if proc.returncode != 0:
         return None, proc.stderr.strip().splitlines()[-1]
@@ -279,3 +285,15 @@ def test_doctor_shows_the_archs_and_where_they_come_from(backend_python, cu13_ho
     # The default, when nothing sets archs.
     out = run([backend_python, "-m", "cudawheel", "doctor", project], env=clean_env(CUDA_HOME=cu13_home)).stdout
     assert "GPU architectures: from the default for CUDA 13\n    -gencode arch=compute_75,code=sm_75" in out, out
+
+
+def test_the_messages_the_docs_show_are_the_real_ones(saxpys, driver, tmp_path):
+    from conftest import REPO
+    docs = (REPO / "docs/archs.md").read_text() + (REPO / "README.md").read_text()
+    h100 = "NVIDIA H100 80GB HBM3"
+    _, no_code = import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000, h100)
+    _, too_old = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13000, h100)
+    assert no_code in docs, no_code
+    # The PTX's CUDA version is the nvcc 13.x of the day; the docs show 13.5's.
+    assert re.sub(r"CUDA 13\.\d+ \(PTX ISA 9\.\d+\)", "CUDA 13.5 (PTX ISA 9.5)",
+                  re.sub(r"for CUDA 13\.\d+ or newer", "for CUDA 13.5 or newer", too_old)) in docs, too_old
