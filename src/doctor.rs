@@ -320,23 +320,15 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
     for (title, list) in lists {
         let _ = writeln!(w, "{title}");
         match &supported {
-            Some(n) => {
-                let nvcc_archs = arch::NvccArchs {
-                    major: n.major,
-                    version: n.full_version.clone(),
-                    supported: n.archs.clone(),
-                };
-                match arch::gencodes(list.as_ref(), tool.ptx, &nvcc_archs) {
-                    Ok(g) => {
-                        let flags: Vec<String> =
-                            g.iter().map(|g| format!("-gencode {g}")).collect();
-                        let _ = writeln!(w, "    {}", flags.join(" "));
-                    }
-                    Err(e) => {
-                        let _ = writeln!(w, "    a build would fail: {e}");
-                    }
+            Some(n) => match arch::gencodes(list.as_ref(), tool.ptx, &n.arch_info()) {
+                Ok(g) => {
+                    let flags: Vec<String> = g.iter().map(|g| format!("-gencode {g}")).collect();
+                    let _ = writeln!(w, "    {}", flags.join(" "));
                 }
-            }
+                Err(e) => {
+                    let _ = writeln!(w, "    a build would fail: {e}");
+                }
+            },
             None => {
                 let _ = writeln!(
                     w,

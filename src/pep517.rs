@@ -401,7 +401,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         }
     ));
     // Each target's `-gencode` list: its own `archs`, else the top-level list.
-    let nvcc_archs = tc.nvcc_archs();
+    let nvcc_archs = tc.nvcc.arch_info();
     let gencodes: Vec<Vec<arch::Gencode>> = r
         .plan
         .targets

@@ -90,11 +90,18 @@ for v in _cuda_libs.gpu_verdicts(): print("verdict:", tuple(v))
         (cd /tmp && "$V/bin/python" "$GPU/check_saxpy.py") ;;
     esac
   done
-  # Item 6: a cold build against the hand-run floor with the same flags, on every core.
   if [[ -x /usr/local/cuda/bin/nvcc ]]; then
     V=/tmp/cudawheel-archs-bench
     rm -rf "$V"; python3 -m venv "$V"
     "$V/bin/pip" install -q --no-index "$GPU"/cudawheel-*.whl
+    # archs = "native": the build asks the driver (dlopen libcuda.so.1) for this GPU.
+    rm -rf /tmp/archs-native; cp -r examples/saxpy /tmp/archs-native; rm -rf /tmp/archs-native/build
+    CUDA_HOME=/usr/local/cuda "$V/bin/python" -m cudawheel wheel /tmp/archs-native -o /tmp/archs-native/out \
+      -C toolkit=system -C archs=native -C verbose=true 2>&1 | grep -o -- '-gencode [^ ]*' | sort -u
+    "$V/bin/python" -m cudawheel audit /tmp/archs-native/out/*.whl | grep 'GPU code'
+    "$V/bin/python" -m cudawheel audit /tmp/archs-native/out/*.whl | grep -q "SASS sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .) " \
+      || { echo "FAIL: archs=native did not build this GPU's SASS"; return 1; }
+    # Item 6: a cold build against the hand-run floor with the same flags, on every core.
     python3 scripts/bench_cores.py --python "$V/bin/python" --cuda-home /usr/local/cuda --rounds 3
   else
     echo "NOT MEASURED: no /usr/local/cuda/bin/nvcc for the core benchmark"

@@ -134,13 +134,13 @@ pub struct Toolchain {
     pub nvcc_launcher: Option<PathBuf>,
 }
 
-impl Toolchain {
-    /// What this nvcc can build, for `arch::gencodes`.
-    pub fn nvcc_archs(&self) -> crate::arch::NvccArchs {
+impl Nvcc {
+    /// What this nvcc can build (after `probe_archs`), for `arch::gencodes`.
+    pub fn arch_info(&self) -> crate::arch::NvccArchs {
         crate::arch::NvccArchs {
-            major: self.nvcc.major,
-            version: self.nvcc.full_version.clone(),
-            supported: self.nvcc.archs.clone(),
+            major: self.major,
+            version: self.full_version.clone(),
+            supported: self.archs.clone(),
         }
     }
 }
