@@ -181,8 +181,9 @@ impl Job {
     }
 
     /// Runs the job (never through a shell), capturing its output; compiler warnings are
-    /// passed on, a failure carries the command and the compiler's own message.
-    pub fn run(&self, threads: Option<usize>) -> Result<(), CompileError> {
+    /// passed on, a failure carries the command and the compiler's own message. Returns the
+    /// peak memory (max RSS, KiB) of the process and the children it waited for.
+    pub fn run(&self, threads: Option<usize>) -> Result<u64, CompileError> {
         if let Some(parent) = self.output.parent() {
             std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
                 path: parent.to_path_buf(),
@@ -192,31 +193,75 @@ impl Job {
         // A stale output from an earlier build must never be taken for this one's.
         let _ = std::fs::remove_file(&self.output);
         let (program, args) = self.argv(threads);
+        let spawn_error = |source| CompileError::Spawn {
+            program: program.display().to_string(),
+            source,
+        };
         #[allow(clippy::disallowed_methods)] // the one place that runs compilers
         let mut command = Command::new(&program);
         command.args(&args).envs(self.env.iter().cloned());
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
-        let out = command.output().map_err(|source| CompileError::Spawn {
-            program: program.display().to_string(),
-            source,
-        })?;
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        text.push_str(&String::from_utf8_lossy(&out.stderr));
-        if !out.status.success() || !self.output.is_file() {
+        let mut child = command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        // Both pipes drained at once (a compiler blocked on a full pipe would never exit).
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stderr, &mut buf);
+            buf
+        });
+        let mut out = Vec::new();
+        if let Some(mut stdout) = child.stdout.take() {
+            let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+        }
+        let err = err_reader.join().unwrap_or_default();
+        let (status, peak_kib) = wait_with_peak(&mut child).map_err(spawn_error)?;
+        let mut text = String::from_utf8_lossy(&out).into_owned();
+        text.push_str(&String::from_utf8_lossy(&err));
+        if !status.success() || !self.output.is_file() {
             let _ = std::fs::remove_file(&self.output);
             return Err(CompileError::Failed {
                 what: self.label.clone(),
                 command: self.command_line(threads),
-                status: describe_status(out.status),
+                status: describe_status(status),
                 output: text,
             });
         }
         if !text.trim().is_empty() {
             ui::warn(&format!("{}:\n{}", self.label, indent(&text)));
         }
-        Ok(())
+        Ok(peak_kib)
+    }
+}
+
+/// Waits for `child` with `wait4`, which also reports its peak memory: the largest max RSS
+/// (KiB) of the child and of the descendants it waited for (nvcc's cicc, ptxas, ...).
+fn wait_with_peak(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, u64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is our own child, not yet reaped (std never waited for it); both
+        // pointers are to live locals.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            return Ok((
+                ExitStatus::from_raw(status),
+                u64::try_from(usage.ru_maxrss).unwrap_or(0),
+            ));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(err);
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::arch;
 use crate::bindings;
 use crate::catalog::CATALOG;
 use crate::config::{Config, ConfigError, Cudart, Overrides, ToolConfig};
@@ -124,6 +125,7 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
     if let Some(n) = &nvcc {
         header_report(w, &tool, n, env, python);
     }
+    gpu_archs(w, &tool, nvcc.as_ref());
     match toolchain::build_requirements(&tool, env, python) {
         Ok(reqs) if reqs.is_empty() => {
             let _ = writeln!(w, "Build requirements (isolated builds): none");
@@ -291,6 +293,84 @@ fn header_report(
             let e = crate::Error::Toolchain(e);
             let _ = writeln!(w, "{}", indent(&crate::render(&e)));
         }
+    }
+}
+
+/// The archs a build would use, where each list came from, and the `-gencode` flags they
+/// expand to with this nvcc.
+fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
+    let major = nvcc.map_or(PIP_MAJOR, |n| n.major);
+    let mut lists: Vec<(String, Option<arch::ArchList>)> = Vec::new();
+    let top = match &tool.archs {
+        None => Ok(None),
+        Some(s) => arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin).map(Some),
+    };
+    let raw_top = tool.archs.as_ref().map(|s| s.value.join(" "));
+    match top {
+        Ok(l) => lists.push((
+            format!(
+                "GPU architectures: {}{}",
+                raw_top.map_or(String::new(), |r| format!("{r:?} ")),
+                format_args!("from {}", arch::describe_origin(l.as_ref(), major))
+            ),
+            l,
+        )),
+        Err(e) => {
+            let _ = writeln!(w, "GPU architectures: cannot be read:");
+            let _ = writeln!(
+                w,
+                "{}",
+                indent(&crate::render(&crate::Error::from(
+                    crate::plan::PlanError::from(e)
+                )))
+            );
+            return;
+        }
+    }
+    for t in tool.shared_libraries.iter().chain(&tool.extensions) {
+        let Some(raw) = &t.archs else { continue };
+        let key = format!("{}.archs", t.key);
+        match arch::parse_items(raw, &key, &crate::config::Origin::Pyproject) {
+            Ok(l) => lists.push((
+                format!("  {} ({}) overrides them: {:?}", t.name, key, raw.join(" ")),
+                Some(l),
+            )),
+            Err(e) => {
+                let _ = writeln!(w, "  {}: {e}", t.name);
+            }
+        }
+    }
+    let mut probed = nvcc.cloned();
+    let supported = probed
+        .as_mut()
+        .and_then(|n| toolchain::probe_archs(n).ok().map(|()| n.clone()));
+    for (title, list) in lists {
+        let _ = writeln!(w, "{title}");
+        match &supported {
+            Some(n) => match arch::gencodes(list.as_ref(), tool.ptx, &n.arch_info()) {
+                Ok(g) => {
+                    let flags: Vec<String> = g.iter().map(|g| format!("-gencode {g}")).collect();
+                    let _ = writeln!(w, "    {}", flags.join(" "));
+                }
+                Err(e) => {
+                    let _ = writeln!(w, "    a build would fail: {e}");
+                }
+            },
+            None => {
+                let _ = writeln!(
+                    w,
+                    "    (the -gencode flags depend on the nvcc a build finds)"
+                );
+            }
+        }
+    }
+    if let Some(n) = &supported {
+        let _ = writeln!(
+            w,
+            "  nvcc {} can build: {}",
+            n.full_version,
+            n.archs.join(" ")
+        );
     }
 }
 

@@ -53,6 +53,9 @@ struct Record {
     headers_unknown: bool,
     /// How long it took, for scheduling the longest steps first next time.
     secs: f64,
+    /// Its peak memory (max RSS in KiB, from `wait4`), for memory-aware admission; 0: unknown.
+    #[serde(default)]
+    peak_kib: u64,
 }
 
 /// Whether a step's earlier output can be used.
@@ -162,6 +165,11 @@ impl Cache {
         self.read_record(job).map(|r| r.secs)
     }
 
+    /// The step's peak memory (KiB) last time, if it ever ran here and it was measured.
+    pub fn last_peak_kib(&self, job: &Job) -> Option<u64> {
+        self.read_record(job).map(|r| r.peak_kib).filter(|&k| k > 0)
+    }
+
     /// Whether `job`'s output from an earlier build is still right.
     pub fn check(&self, job: &Job) -> Freshness {
         let stale = |why: String| Freshness::Stale { why };
@@ -204,6 +212,17 @@ impl Cache {
     /// Records a successful run of `job`, started at `started`. Skipped (the step will run
     /// again next time) when a file it read changed while it ran.
     pub fn remember(&self, job: &Job, started: SystemTime, secs: f64) -> io::Result<()> {
+        self.remember_usage(job, started, secs, 0)
+    }
+
+    /// `remember`, with the step's measured peak memory (KiB).
+    pub fn remember_usage(
+        &self,
+        job: &Job,
+        started: SystemTime,
+        secs: f64,
+        peak_kib: u64,
+    ) -> io::Result<()> {
         let mut dep_paths: Vec<PathBuf> = job.inputs.clone();
         if let Some(depfile) = &job.depfile {
             let text = std::fs::read(depfile)?;
@@ -236,6 +255,7 @@ impl Cache {
             deps,
             headers_unknown: job.depfile_lazy && job.depfile.is_none(),
             secs,
+            peak_kib,
         };
         std::fs::create_dir_all(&self.dir)?;
         let path = self.record_path(job);

@@ -390,6 +390,8 @@ struct Built {
     /// Staging folder holding every target at its wheel path.
     out_dir: PathBuf,
     reports: Vec<elf::ElfReport>,
+    /// The GPU code of each target's ELF, in plan order.
+    gpu_code: Vec<crate::inspect::fatbin::GpuCode>,
     /// `cp39-abi3-manylinux_2_17_x86_64`
     tag: String,
     timing: Timing,
@@ -454,7 +456,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         }
     }
     // Each target's `-gencode` list: its own `archs`, else the top-level list.
-    let nvcc_archs = tc.nvcc_archs();
+    let nvcc_archs = tc.nvcc.arch_info();
     let gencodes: Vec<Vec<arch::Gencode>> = r
         .plan
         .targets
@@ -598,6 +600,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             verbose: tool.verbose,
             cache: &cache,
             jobserver: jobserver.as_ref(),
+            memory: schedule::MemoryLimit::new(tool.max_memory),
         },
     )?;
     let launcher_line = match &tc.launcher {
@@ -609,6 +612,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     // Audit every ELF, derive Requires-Dist from what was linked, and the platform tag.
     let provided = r.provided();
     let mut reports = Vec::new();
+    let mut gpu_code = Vec::new();
     let mut needed = BTreeSet::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
         let report = elf::read(&out_dir.join(&target.wheel_path))?;
@@ -624,6 +628,9 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         }
         needed.extend(report.needed.iter().cloned());
         reports.push(report);
+        // What GPU code it carries, read back from its fatbin (for `_cuda_libs.py`).
+        let bytes = std::fs::read(out_dir.join(&target.wheel_path)).unwrap_or_default();
+        gpu_code.push(crate::inspect::fatbin::gpu_code(&bytes));
     }
     let linked_requires = requirements_for(r.libs.values().filter(|l| !is_torch(l)), &needed);
     let linked_torch = requirements_for(r.libs.values().filter(|l| is_torch(l)), &needed);
@@ -665,6 +672,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     Ok(Built {
         out_dir,
         reports,
+        gpu_code,
         tag,
         timing: Timing {
             configure: 0.0,
@@ -699,7 +707,7 @@ pub fn build_wheel(
     // `built` holds the build-dir lock until the wheel is written.
     let (r, built) = build_checked(req, metadata_dir)?;
     let mut files = Files::default();
-    for (path, text) in import_helpers(&r, &built.reports) {
+    for (path, text) in import_helpers(&r, &built) {
         files.add_bytes(&path, text, false);
     }
     for pkg in &r.plan.packages {
@@ -847,7 +855,7 @@ pub fn build_editable(
         let bytes = std::fs::read(&file).map_err(|e| io(&file, e))?;
         place(&target.wheel_path, &bytes)?;
     }
-    for (path, text) in import_helpers(&r, &built.reports) {
+    for (path, text) in import_helpers(&r, &built) {
         place(&path, text.as_bytes())?;
     }
     let mut files = Files::default();
@@ -867,17 +875,27 @@ pub fn build_editable(
 
 /// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its
 /// ELFs need, with their wheel folders and requirements.
-fn import_helpers(r: &Resolved, reports: &[elf::ElfReport]) -> Vec<(String, String)> {
-    let mut by_package: BTreeMap<String, Vec<import_helper::Preload>> = BTreeMap::new();
+fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
+    type Gpu = Vec<(String, crate::inspect::fatbin::GpuCode)>;
+    let mut by_package: BTreeMap<String, (Vec<import_helper::Preload>, Gpu)> = BTreeMap::new();
     let mut torch_packages: BTreeSet<String> = BTreeSet::new();
-    for (target, report) in r.plan.targets.iter().zip(reports) {
+    for ((target, report), gpu) in r
+        .plan
+        .targets
+        .iter()
+        .zip(&built.reports)
+        .zip(&built.gpu_code)
+    {
         let Some((package, _)) = target.wheel_path.split_once('/') else {
             continue;
         };
         if target.bindings == Bindings::Torch {
             torch_packages.insert(package.to_string());
         }
-        let list = by_package.entry(package.to_string()).or_default();
+        let (list, gpus) = by_package.entry(package.to_string()).or_default();
+        if !gpu.is_empty() {
+            gpus.push((target.wheel_path.clone(), gpu.clone()));
+        }
         // torch's own libraries come with `import torch`, not from this table.
         for lib in r.libs.values().filter(|l| !is_torch(l)) {
             let (Some(p), Some(dir)) = (&lib.provider, &lib.site_lib_dir) else {
@@ -902,12 +920,12 @@ fn import_helpers(r: &Resolved, reports: &[elf::ElfReport]) -> Vec<(String, Stri
     let cuda = (r.toolchain.nvcc.major, r.toolchain.nvcc.minor);
     by_package
         .into_iter()
-        .map(|(package, mut libs)| {
+        .map(|(package, (mut libs, gpus))| {
             // The runtime first: the other libraries may need it.
             libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
             (
                 format!("{package}/_cuda_libs.py"),
-                import_helper::render(&libs, cuda, torch_packages.contains(&package)),
+                import_helper::render(&libs, cuda, torch_packages.contains(&package), &gpus),
             )
         })
         .collect()

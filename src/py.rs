@@ -57,6 +57,9 @@ fn run(
         "audit" => crate::wheel_audit::audit_wheel(Path::new(source_tree))
             .map(|v| serde_json::json!(v.iter().map(ToString::to_string).collect::<Vec<_>>()))
             .map_err(Error::from),
+        "gpu_code" => crate::wheel_audit::gpu_code_of_wheel(Path::new(source_tree))
+            .map(|v| serde_json::json!(v))
+            .map_err(Error::from),
         other => return Err(format!("cudawheel: internal error: unknown hook {other}")),
     };
     result.map(|v| v.to_string()).map_err(|e| crate::render(&e))

@@ -6,9 +6,14 @@
 //! - Among ready steps the longest expected one starts first: its duration in the last
 //!   build here (remembered by `incremental`), else an estimate.
 //! - Steps whose earlier output is still right (`incremental::Cache::check`) are skipped.
-//! - An nvcc compile started when no other compile waits (few files, or the tail of a build)
-//!   gets `--threads <workers>`, so nvcc compiles its architectures in parallel on the
-//!   workers that would otherwise sit idle.
+//! - Thread budget: `workers` is a number of slots (CPU cores by default). An nvcc compile
+//!   gets `--threads N` with N = the free slots shared among the nvcc compiles ready to start
+//!   (at least 1), and holds N slots while it runs: with fewer compiles than cores each one
+//!   compiles its architectures in parallel; as the queue grows, N shrinks to 1.
+//! - Memory admission: each step's expected peak memory is its peak (max RSS from `wait4`)
+//!   in the last build here, else an estimate, times its `--threads`. A step starts only while
+//!   the expected peaks of the running steps stay under the limit (`max-memory`, else
+//!   MemAvailable), or when nothing else runs; `--threads` shrinks to what fits.
 //! - Under `make -jN` (a GNU make jobserver in `MAKEFLAGS`) every step beyond the first
 //!   needs a token from make, so nested builds share N slots.
 
@@ -26,10 +31,81 @@ pub struct Step {
 }
 
 pub struct Options<'a> {
+    /// Slots: steps run at once, an nvcc compile with `--threads N` counting N.
     pub workers: usize,
     pub verbose: bool,
     pub cache: &'a Cache,
     pub jobserver: Option<&'a jobserver::Client>,
+    /// The memory the running steps may use together; `None`: no limit.
+    pub memory: Option<MemoryLimit>,
+}
+
+/// A memory limit for admission, and where it came from (for verbose output).
+#[derive(Debug, Clone)]
+pub struct MemoryLimit {
+    pub bytes: u64,
+    /// `max-memory` or `MemAvailable`.
+    pub source: String,
+}
+
+impl MemoryLimit {
+    /// `max-memory` when set, else MemAvailable from /proc/meminfo (none when unreadable).
+    pub fn new(max_memory: Option<u64>) -> Option<MemoryLimit> {
+        match max_memory {
+            Some(bytes) => Some(MemoryLimit {
+                bytes,
+                source: "max-memory".into(),
+            }),
+            None => mem_available().map(|bytes| MemoryLimit {
+                bytes,
+                source: "MemAvailable".into(),
+            }),
+        }
+    }
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+pub fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Expected peak memory of a step never measured here: nvcc (per thread) and other steps.
+const NVCC_ESTIMATE: u64 = 1 << 30;
+const OTHER_ESTIMATE: u64 = 256 << 20;
+
+/// `1.2 GiB`, `300 MiB`.
+fn human(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{} MiB", bytes >> 20)
+    }
+}
+
+/// nvcc's `--threads` for a compile starting now: the free slots shared among the nvcc
+/// compiles ready to start (this one included), at least 1.
+pub fn thread_budget(free_slots: usize, ready_compiles: usize) -> usize {
+    (free_slots / ready_compiles.max(1)).max(1)
+}
+
+/// How many threads of `per_thread` bytes fit in what `limit` leaves beside `in_use`;
+/// `None` when not even one does (and something else runs, so the step must wait).
+pub fn memory_fit(
+    threads: usize,
+    per_thread: u64,
+    in_use: u64,
+    limit: u64,
+    running: usize,
+) -> Option<usize> {
+    let room = limit.saturating_sub(in_use);
+    let fit = usize::try_from(room / per_thread.max(1)).unwrap_or(usize::MAX);
+    match fit.min(threads) {
+        0 if running > 0 => None,
+        n => Some(n.max(1)),
+    }
 }
 
 /// What a run did, for the build summary.
@@ -41,6 +117,8 @@ pub struct Stats {
     pub reused: usize,
     /// Wall time of the whole graph.
     pub secs: f64,
+    /// The most steps that ran at once.
+    pub max_parallel: usize,
 }
 
 /// The jobserver of a parent `make`, when one is offered in `MAKEFLAGS`.
@@ -64,6 +142,13 @@ struct State {
     /// Progress numbering: steps that ran so far, and steps expected to run.
     shown: usize,
     to_run: usize,
+    /// Slots held by running steps (an nvcc compile with `--threads N` holds N).
+    slots_used: usize,
+    /// Expected peak memory of the running steps, in bytes.
+    mem_used: u64,
+    running: usize,
+    /// Steps already reported as waiting for memory (verbose).
+    told_waiting: Vec<bool>,
 }
 
 /// A slot to run one step: this process's implicit one, or a token from make.
@@ -104,6 +189,25 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         .iter()
         .map(|s| opts.cache.last_secs(&s.job).unwrap_or(s.job.estimate))
         .collect();
+    // Expected peak memory per thread, and whether it was measured here before.
+    let peaks: Vec<(u64, bool)> = steps
+        .iter()
+        .map(|s| match opts.cache.last_peak_kib(&s.job) {
+            Some(kib) => (kib * 1024, true),
+            None if s.job.threadable => (NVCC_ESTIMATE, false),
+            None => (OTHER_ESTIMATE, false),
+        })
+        .collect();
+    if opts.verbose {
+        let memory = match &opts.memory {
+            Some(m) => format!("{} ({})", human(m.bytes), m.source),
+            None => "no limit".into(),
+        };
+        ui::status(&format!(
+            "scheduler: {} slots, memory for parallel steps: {memory}",
+            opts.workers.max(1)
+        ));
+    }
     let mut waiting_on: Vec<usize> = steps.iter().map(|s| s.after.len()).collect();
     let mut ready = Vec::new();
     let mut finished = 0;
@@ -134,12 +238,16 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         },
         shown: 0,
         to_run,
+        slots_used: 0,
+        mem_used: 0,
+        running: 0,
+        told_waiting: vec![false; n],
     });
     let wake = Condvar::new();
     let workers = opts.workers.clamp(1, to_run.max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| worker(steps, opts, &expected, &dependents, &state, &wake));
+            scope.spawn(|| worker(steps, opts, &expected, &peaks, &dependents, &state, &wake));
         }
     });
     let state = state.into_inner().expect("workers have finished");
@@ -153,23 +261,84 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
 
 const LOCKED: &str = "no worker panics holding the lock";
 
+/// The ready step to start now and its `--threads` (1 for other steps), or `None` when no
+/// slot or not enough memory is free. Longest expected first; a step that does not fit in
+/// memory lets a shorter one that fits go first.
+fn pick(
+    st: &mut State,
+    steps: &[Step],
+    opts: &Options<'_>,
+    expected: &[f64],
+    peaks: &[(u64, bool)],
+) -> Option<(usize, usize)> {
+    let slots = opts.workers.max(1);
+    let free = slots.saturating_sub(st.slots_used);
+    if free == 0 {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..st.ready.len()).collect();
+    order.sort_by(|&a, &b| {
+        expected[st.ready[b]]
+            .total_cmp(&expected[st.ready[a]])
+            // Ties: the step that comes first in the plan.
+            .then(st.ready[a].cmp(&st.ready[b]))
+    });
+    let ready_compiles = st
+        .ready
+        .iter()
+        .filter(|&&r| steps[r].job.threadable)
+        .count();
+    for pos in order {
+        let index = st.ready[pos];
+        let job = &steps[index].job;
+        let mut threads = if job.threadable && opts.jobserver.is_none() {
+            thread_budget(free, ready_compiles)
+        } else {
+            1
+        };
+        if let Some(limit) = &opts.memory {
+            let per = peaks[index].0;
+            match memory_fit(threads, per, st.mem_used, limit.bytes, st.running) {
+                Some(n) => threads = n,
+                None => {
+                    if opts.verbose && !st.told_waiting[index] {
+                        st.told_waiting[index] = true;
+                        ui::status(&format!(
+                            "{} waits for memory: expected peak {}, {} of {} in use by {} running steps",
+                            job.label,
+                            human(per),
+                            human(st.mem_used),
+                            human(limit.bytes),
+                            st.running
+                        ));
+                    }
+                    continue;
+                }
+            }
+        }
+        return Some((pos, threads));
+    }
+    None
+}
+
 #[allow(clippy::too_many_arguments)]
 fn worker(
     steps: &[Step],
     opts: &Options<'_>,
     expected: &[f64],
+    peaks: &[(u64, bool)],
     dependents: &[Vec<usize>],
     state: &Mutex<State>,
     wake: &Condvar,
 ) {
     loop {
-        // Take the longest ready step and a slot to run it in.
+        // Take the longest ready step that fits, and a slot to run it in.
         let mut st = state.lock().expect(LOCKED);
-        let (index, slot, threads, verdict) = loop {
+        let (index, slot, threads, need, verdict) = loop {
             if st.failure.is_some() || st.finished == steps.len() {
                 return;
             }
-            if let Some(pos) = longest(&st.ready, expected) {
+            if let Some((pos, threads)) = pick(&mut st, steps, opts, expected, peaks) {
                 let slot = match opts.jobserver {
                     None => Some(Slot::Unlimited),
                     Some(_) if st.implicit_free => {
@@ -180,11 +349,24 @@ fn worker(
                 };
                 if let Some(slot) = slot {
                     let index = st.ready.swap_remove(pos);
-                    let tail = opts.jobserver.is_none()
-                        && opts.workers > 1
-                        && !st.ready.iter().any(|&r| steps[r].job.threadable);
                     let verdict = st.verdicts[index].take();
-                    break (index, slot, tail.then_some(opts.workers), verdict);
+                    let need = peaks[index].0 * threads as u64;
+                    st.slots_used += threads;
+                    st.mem_used += need;
+                    st.running += 1;
+                    st.stats.max_parallel = st.stats.max_parallel.max(st.running);
+                    if opts.verbose {
+                        ui::status(&format!(
+                            "admit {}: {} running, threads {threads}, expected peak {} ({}), memory {} of {}",
+                            steps[index].job.label,
+                            st.running,
+                            human(need),
+                            if peaks[index].1 { "measured" } else { "estimate" },
+                            human(st.mem_used),
+                            opts.memory.as_ref().map_or("no limit".into(), |m| human(m.bytes)),
+                        ));
+                    }
+                    break (index, slot, threads, need, verdict);
                 }
                 // No slot free: make's tokens come back when other jobs end; look again soon.
                 st = wake
@@ -198,22 +380,29 @@ fn worker(
         drop(st);
 
         let step = &steps[index].job;
-        let outcome = run_step(step, opts, threads, verdict);
+        // `--threads` only above nvcc's default of 1 (launchers hash the command line).
+        let outcome = run_step(step, opts, Some(threads).filter(|&t| t > 1), verdict);
 
         let mut st = state.lock().expect(LOCKED);
         if matches!(slot, Slot::Implicit) {
             st.implicit_free = true;
         }
         drop(slot);
+        st.slots_used -= threads;
+        st.mem_used -= need;
+        st.running -= 1;
         match outcome {
-            Ok(Some(secs)) => {
+            Ok(Some((secs, peak_kib))) => {
                 st.stats.ran += 1;
                 st.shown += 1;
-                let detail = if step.detail.is_empty() {
+                let mut detail = if step.detail.is_empty() {
                     String::new()
                 } else {
                     format!(" {}", step.detail)
                 };
+                if opts.verbose {
+                    detail.push_str(&format!(" (peak {})", human(peak_kib * 1024)));
+                }
                 ui::status(&format!(
                     "[{}/{}] {}{detail} {secs:.1} s",
                     st.shown, st.to_run, step.label
@@ -240,23 +429,14 @@ fn worker(
     }
 }
 
-fn longest(ready: &[usize], expected: &[f64]) -> Option<usize> {
-    (0..ready.len()).max_by(|&a, &b| {
-        expected[ready[a]]
-            .total_cmp(&expected[ready[b]])
-            // Ties: the step that comes first in the plan.
-            .then(ready[b].cmp(&ready[a]))
-    })
-}
-
-/// Runs one step unless its output is up to date (`verdict`, else checked now); `Some(seconds)`
-/// when it ran.
+/// Runs one step unless its output is up to date (`verdict`, else checked now);
+/// `Some((seconds, peak KiB))` when it ran.
 fn run_step(
     job: &Job,
     opts: &Options<'_>,
     threads: Option<usize>,
     verdict: Option<Freshness>,
-) -> Result<Option<f64>, CompileError> {
+) -> Result<Option<(f64, u64)>, CompileError> {
     match verdict.unwrap_or_else(|| opts.cache.check(job)) {
         Freshness::Fresh => return Ok(None),
         Freshness::Stale { why } if opts.verbose => {
@@ -276,22 +456,21 @@ fn run_step(
         job
     };
     opts.cache.forget(job);
-    let threads = threads.filter(|_| job.threadable);
     if opts.verbose {
         ui::status(&format!("$ {}", job.command_line(threads)));
     }
     let started = SystemTime::now();
     let clock = Instant::now();
-    job.run(threads)?;
+    let peak_kib = job.run(threads)?;
     let secs = clock.elapsed().as_secs_f64();
-    if let Err(e) = opts.cache.remember(job, started, secs) {
+    if let Err(e) = opts.cache.remember_usage(job, started, secs, peak_kib) {
         // Not fatal: the step runs again next time.
         ui::warn(&format!(
             "cannot record {} for incremental builds: {e}",
             job.label
         ));
     }
-    Ok(Some(secs))
+    Ok(Some((secs, peak_kib)))
 }
 
 #[cfg(test)]
@@ -341,6 +520,7 @@ mod tests {
             verbose: false,
             cache: &cache,
             jobserver: None,
+            memory: None,
         };
         let first = run(&steps, &opts).unwrap();
         assert_eq!((first.ran, first.reused), (3, 0));
@@ -389,9 +569,126 @@ mod tests {
             verbose: false,
             cache: &cache,
             jobserver: None,
+            memory: None,
         };
         let err = run(&steps, &opts).unwrap_err();
         assert!(err.to_string().contains("cp a.o failed"), "{err}");
         assert!(!d.join("lib.so").exists());
+    }
+
+    /// A threadable step that sleeps, then writes the `--threads` it got ("" for none).
+    fn sleeper(dir: &Path, name: &str, secs: f64) -> Job {
+        let out = dir.join(name);
+        Job {
+            label: format!("sh {name}"),
+            threadable: true,
+            ..Job::for_tests(
+                "/bin/sh",
+                vec![
+                    "-c".into(),
+                    format!("sleep {secs}; printf '%s' \"$2\" > {}", out.display()),
+                    "sh".into(),
+                ],
+                out,
+            )
+        }
+    }
+
+    fn threads_given(d: &Path, names: &[String]) -> Vec<String> {
+        names
+            .iter()
+            .map(|n| std::fs::read_to_string(d.join(n)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn thread_budget_fills_the_slots_and_shrinks_as_the_queue_grows() {
+        assert_eq!(thread_budget(16, 8), 2);
+        assert_eq!(thread_budget(16, 3), 5);
+        assert_eq!(thread_budget(6, 1), 6);
+        assert_eq!(thread_budget(2, 100), 1);
+        assert_eq!(thread_budget(1, 0), 1);
+        // Memory: threads shrink to what fits; nothing fits -> wait, unless nothing runs.
+        assert_eq!(memory_fit(8, 1 << 30, 0, 4 << 30, 0), Some(4));
+        assert_eq!(memory_fit(8, 1 << 30, 4 << 30, 4 << 30, 2), None);
+        assert_eq!(memory_fit(8, 1 << 30, 4 << 30, 4 << 30, 0), Some(1));
+    }
+
+    #[test]
+    fn more_slots_than_compiles_gives_nvcc_threads_and_fewer_gives_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let cache = Cache::open(d, "t".into());
+        let names: Vec<String> = (0..2).map(|i| format!("two{i}")).collect();
+        let steps: Vec<Step> = names
+            .iter()
+            .map(|n| Step {
+                job: sleeper(d, n, 0.0),
+                after: vec![],
+            })
+            .collect();
+        let opts = Options {
+            workers: 8,
+            verbose: false,
+            cache: &cache,
+            jobserver: None,
+            memory: None,
+        };
+        run(&steps, &opts).unwrap();
+        assert_eq!(threads_given(d, &names), ["4", "4"]);
+        let names: Vec<String> = (0..4).map(|i| format!("four{i}")).collect();
+        let steps: Vec<Step> = names
+            .iter()
+            .map(|n| Step {
+                job: sleeper(d, n, 0.0),
+                after: vec![],
+            })
+            .collect();
+        run(&steps, &Options { workers: 2, ..opts }).unwrap();
+        assert_eq!(threads_given(d, &names), ["", "", "", ""]);
+    }
+
+    #[test]
+    fn memory_admission_runs_fewer_steps_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let names: Vec<String> = (0..4).map(|i| format!("m{i}")).collect();
+        let steps: Vec<Step> = names
+            .iter()
+            .map(|n| Step {
+                job: Job {
+                    threadable: false,
+                    ..sleeper(d, n, 0.3)
+                },
+                after: vec![],
+            })
+            .collect();
+        let cache = Cache::open(d, "t".into());
+        let opts = Options {
+            workers: 4,
+            verbose: false,
+            cache: &cache,
+            jobserver: None,
+            memory: None,
+        };
+        let free = run(&steps, &opts).unwrap();
+        assert_eq!(free.max_parallel, 4);
+        for n in &names {
+            std::fs::remove_file(d.join(n)).unwrap();
+        }
+        // Recorded peaks (a few MiB each) and a limit below two of them: one at a time.
+        let peak = cache.last_peak_kib(&steps[0].job).unwrap();
+        let limited = run(
+            &steps,
+            &Options {
+                memory: Some(MemoryLimit {
+                    bytes: peak * 1024 * 3 / 2,
+                    source: "max-memory".into(),
+                }),
+                ..opts
+            },
+        )
+        .unwrap();
+        assert_eq!((limited.ran, limited.max_parallel), (4, 1));
     }
 }

@@ -83,8 +83,11 @@ fn nvidia_entry(soname: &str) -> Option<&'static catalog::CatalogEntry> {
     })
 }
 
-/// Audits the wheel file at `path`.
-pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
+/// The members of the wheel at `path` whose names `wanted` accepts, with their bytes.
+fn read_members(
+    path: &Path,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Vec<u8>)>, AuditError> {
     let bad = |message: String| AuditError::Unreadable {
         path: path.to_path_buf(),
         message,
@@ -95,12 +98,7 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| bad(e.to_string()))?;
         let name = entry.name().to_string();
-        let interesting = name.ends_with(".so")
-            || name.contains(".so.")
-            || name.ends_with(".dist-info/METADATA")
-            || name.ends_with(".dist-info/RECORD")
-            || name.ends_with(".dist-info/variant.json");
-        if interesting {
+        if wanted(&name) {
             let mut bytes = Vec::new();
             entry
                 .read_to_end(&mut bytes)
@@ -108,6 +106,37 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
             members.push((name, bytes));
         }
     }
+    Ok(members)
+}
+
+fn is_elf_name(name: &str) -> bool {
+    name.ends_with(".so") || name.contains(".so.")
+}
+
+/// The GPU code every ELF file of the wheel at `path` carries (ELFs without any are left out),
+/// read from the fatbins: what `python -m cudawheel audit` prints, for any wheel.
+pub fn gpu_code_of_wheel(
+    path: &Path,
+) -> Result<std::collections::BTreeMap<String, crate::inspect::fatbin::GpuCode>, AuditError> {
+    Ok(read_members(path, is_elf_name)?
+        .into_iter()
+        .map(|(name, bytes)| (name, crate::inspect::fatbin::gpu_code(&bytes)))
+        .filter(|(_, code)| !code.is_empty())
+        .collect())
+}
+
+/// Audits the wheel file at `path`.
+pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
+    let bad = |message: String| AuditError::Unreadable {
+        path: path.to_path_buf(),
+        message,
+    };
+    let members = read_members(path, |name| {
+        is_elf_name(name)
+            || name.ends_with(".dist-info/METADATA")
+            || name.ends_with(".dist-info/RECORD")
+            || name.ends_with(".dist-info/variant.json")
+    })?;
     let metadata = members
         .iter()
         .find(|(n, _)| n.ends_with(".dist-info/METADATA"))

@@ -57,3 +57,243 @@ def test_pytorch_list_from_the_environment(toolkit_python, tmp_path):
         "arch=compute_86,code=sm_86",
         "arch=compute_86,code=compute_86",
     ], cmd
+
+
+def test_recorded_gpu_code_equals_cuobjdump(calc, toolkit_python, cu13_home):
+    wheel, _, work = calc
+    lib = wheel.extract("shared_calc/lib/libcalc.so", work / "x")
+    sass, ptx = cuobjdump(cu13_home, lib)
+    assert sass == {"sm_90a", "sm_100", "sm_120"} and ptx == {"compute_120"}, (sass, ptx)
+    # What the wheel records: in _cuda_libs.py, and what `audit --json` reads from any wheel.
+    helper = wheel.read("shared_calc/_cuda_libs.py").decode()
+    scope: dict = {}
+    exec(compile(helper, "_cuda_libs.py", "exec"), scope)
+    recorded = scope["GPU_CODE"]
+    assert list(recorded) == ["shared_calc/lib/libcalc.so"]  # the extension has no GPU code
+    code = recorded["shared_calc/lib/libcalc.so"]
+    # cuobjdump names family SASS by its plain arch (the fatbin flags it `f`; see inspect/fatbin.rs).
+    assert {s.replace("100f", "100") for s in code["sass"]} == sass and set(code["ptx"]) == ptx
+    assert code["sass"] == ("sm_90a", "sm_100f", "sm_120")
+    assert code["ptx_isa"].startswith("9.") and code["ptx_toolkit"][0] == 13
+    out = run([toolkit_python, "-m", "cudawheel", "audit", "--json", wheel.path]).stdout
+    import json
+    audit = json.loads(out)[0]
+    assert audit["ok"] and audit["gpu_code"]["shared_calc/lib/libcalc.so"]["sass"] == list(code["sass"])
+    text = run([toolkit_python, "-m", "cudawheel", "audit", wheel.path]).stdout
+    assert "GPU code shared_calc/lib/libcalc.so: SASS sm_90a sm_100f sm_120 | PTX compute_120 | PTX ISA 9." in text
+
+
+# ---------------------------------------------------------------------------------------------
+# _cuda_libs.preload() against a stand-in libcuda.so.1 reporting chosen GPUs and driver versions.
+
+FAKE_DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static int ccs[16], n = -1;
+static void load(void) {
+    if (n >= 0) return;
+    n = 0;
+    const char *s = getenv("FAKE_CUDA_CCS");
+    if (!s) return;
+    char buf[256]; strncpy(buf, s, 255); buf[255] = 0;
+    for (char *t = strtok(buf, ","); t && n < 16; t = strtok(NULL, ",")) ccs[n++] = atoi(t);
+}
+int cuDriverGetVersion(int *v) { const char *s = getenv("FAKE_CUDA_DRIVER"); *v = s ? atoi(s) : 13000; return 0; }
+int cuInit(unsigned flags) { load(); return n > 0 ? 0 : 100; }
+int cuDeviceGetCount(int *c) { load(); *c = n; return 0; }
+int cuDeviceGet(int *d, int i) { *d = i; return 0; }
+int cuDeviceGetAttribute(int *v, int attr, int d) {
+    load();
+    if (attr == 75) { *v = ccs[d] / 10; return 0; }
+    if (attr == 76) { *v = ccs[d] % 10; return 0; }
+    return 1;
+}
+int cuDeviceGetName(char *name, int len, int d) {
+    const char *s = getenv("FAKE_CUDA_NAME");
+    if (s) snprintf(name, len, "%s", s); else snprintf(name, len, "Fake GPU %d", d);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory) -> Path:
+    """A folder holding the stand-in libcuda.so.1 (no context API at all: the check needs none)."""
+    drv = tmp_path_factory.mktemp("driver")
+    (drv / "cuda.c").write_text(FAKE_DRIVER)
+    run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", drv / "cuda.c", "-o", drv / "libcuda.so.1"])
+    return drv
+
+
+@pytest.fixture(scope="module")
+def saxpys(tmp_path_factory, toolkit_python):
+    """saxpy built by nvcc 13.x with archs 80-real (SASS only) and 80 (SASS + PTX), each
+    installed into its own folder; a venv holding the runtime wheel both use."""
+    work = tmp_path_factory.mktemp("preload")
+    py = work / "v/bin/python"
+    from conftest import make_venv
+    make_venv(work / "v")
+    run([py, "-m", "pip", "install", "-q", "nvidia-cuda-runtime>=13,<14"], env=clean_env())
+    out = {}
+    for archs in ("80-real", "80"):
+        project = copy_example("saxpy", work / archs)
+        proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", work / "out" / archs,
+                    "-C", f"archs={archs}"], env=clean_env())
+        target = work / f"t-{archs}"
+        run([py, "-m", "pip", "install", "-q", "--no-deps", "--target", target, proc.stdout.strip()], env=clean_env())
+        out[archs] = target
+    return py, out
+
+
+CHECK = """
+import warnings, json
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as w:
+    import saxpy
+from saxpy import _cuda_libs
+print(json.dumps({"verdicts": [list(v) for v in _cuda_libs.gpu_verdicts()], "warnings": [str(x.message) for x in w]}))
+"""
+
+
+def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None, name=None):
+    py, targets = saxpys
+    env = clean_env(PYTHONPATH=targets[archs])
+    if driver is not None:
+        env["LD_LIBRARY_PATH"] = str(driver)
+        env["FAKE_CUDA_CCS"] = ccs
+        env["FAKE_CUDA_DRIVER"] = str(version)
+    if name:
+        env["FAKE_CUDA_NAME"] = name
+    proc = run([py, "-c", CHECK], cwd=tmp_path, env=env, check=False)
+    if proc.returncode != 0:
+        return None, proc.stderr.strip().splitlines()[-1]
+    import json
+    return json.loads(proc.stdout), None
+
+
+def test_sass_for_another_arch_is_an_import_error_naming_the_device(saxpys, driver, tmp_path):
+    res, err = import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000)
+    assert res is None
+    assert err.startswith("ImportError: saxpy: GPU 0 (Fake GPU 0, sm_90) cannot run this package's GPU code: "
+                          "saxpy/_core.abi3.so has no SASS that runs on sm_90 and no PTX at or below it "
+                          "(it carries sm_80)"), err
+    assert 'rebuild from source with `archs` including "90"' in err
+    # Control: the same wheel on an sm_86 GPU runs its sm_80 SASS (same major, higher minor).
+    res, err = import_saxpy(saxpys, "80-real", driver, tmp_path, "86", 13000)
+    assert err is None and res["verdicts"] == [[0, "Fake GPU 0", "sm_86", "sass", ""]] and not res["warnings"]
+
+
+def test_ptx_newer_than_the_driver_is_an_import_error(saxpys, driver, tmp_path):
+    res, err = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13000)
+    assert res is None
+    assert "saxpy: GPU 0 (Fake GPU 0, sm_90) can run this package only through its PTX (compute_80), which was made by CUDA 13." in err, err
+    assert "the installed NVIDIA driver supports CUDA 13.0: update the driver to one for CUDA 13." in err
+
+
+def test_ptx_the_driver_can_jit_imports_with_one_warning(saxpys, driver, tmp_path):
+    res, err = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13090)
+    assert err is None, err
+    [(index, name, sm, verdict, _)] = res["verdicts"]
+    assert (index, sm, verdict) == (0, "sm_90", "ptx-jit")
+    [warning] = res["warnings"]
+    assert "GPU 0 (Fake GPU 0, sm_90) runs this package through PTX JIT of compute_80" in warning
+
+
+def test_one_unusable_gpu_among_usable_ones_warns(saxpys, driver, tmp_path):
+    res, err = import_saxpy(saxpys, "80-real", driver, tmp_path, "90,80", 13000)
+    assert err is None, err
+    assert [v[3] for v in res["verdicts"]] == ["no-code", "sass"]
+    [warning] = res["warnings"]
+    assert "GPU 0 (Fake GPU 0, sm_90) cannot run" in warning and "CUDA_VISIBLE_DEVICES" in warning
+
+
+def test_no_check_without_a_driver_or_when_disabled(saxpys, driver, tmp_path):
+    res, err = import_saxpy(saxpys, "80-real", None, tmp_path)
+    assert err is None and res == {"verdicts": [], "warnings": []}
+    py, targets = saxpys
+    env = clean_env(PYTHONPATH=targets["80-real"], LD_LIBRARY_PATH=driver, FAKE_CUDA_CCS="90",
+                    CUDAWHEEL_GPU_CHECK="0")
+    run([py, "-c", "import saxpy"], cwd=tmp_path, env=env)
+
+
+def test_preload_is_thread_safe(saxpys, driver, tmp_path):
+    py, targets = saxpys
+    code = ("import threading, saxpy._cuda_libs as c\n"
+            "errs = []\n"
+            "def go():\n"
+            "    try: c.preload()\n"
+            "    except Exception as e: errs.append(e)\n"
+            "ts = [threading.Thread(target=go) for _ in range(16)]\n"
+            "[t.start() for t in ts]; [t.join() for t in ts]\n"
+            "print(len(errs), len(c._loaded), len(c.gpu_verdicts()))\n")
+    env = clean_env(PYTHONPATH=targets["80"], LD_LIBRARY_PATH=driver, FAKE_CUDA_CCS="90,86",
+                    FAKE_CUDA_DRIVER="13090")
+    assert run([py, "-W", "ignore", "-c", code], cwd=tmp_path, env=env).stdout.split() == ["0", "1", "2"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Thread budget and memory-aware admission, seen in `-C verbose=true`.
+
+def nvcc_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if line.startswith("cudawheel: $ ") and "-gencode" in line]
+
+
+def test_thread_budget_and_memory_admission(toolkit_python, tmp_path):
+    project = copy_example("saxpy", tmp_path)
+    (project / "csrc/extra.cu").write_text("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n")
+    wheel = ["-m", "cudawheel", "wheel", project, "-o", tmp_path / "out", "-C", "verbose=true", "-C", "archs=90-real"]
+    # More slots than compiles: each nvcc gets --threads > 1 (4 slots, 2 .cu files: 2 each).
+    log = run([toolkit_python, *wheel, "-C", "jobs=4"], env=clean_env()).stderr
+    lines = nvcc_lines(log)
+    assert len(lines) == 2 and all(re.search(r" --threads [2-4]$", l) for l in lines), lines
+    assert "scheduler: 4 slots, memory for parallel steps:" in log and "(MemAvailable)" in log
+    # The records now hold each step's peak memory; with a limit below two of them, the
+    # compiles run one at a time (and the build still succeeds).
+    for f in ("saxpy.cu", "extra.cu", "module.c"):
+        with open(project / "csrc" / f, "a") as fh:
+            fh.write("\n// edit\n")
+    log = run([toolkit_python, *wheel, "-C", "jobs=4", "-C", "max-memory=1M"], env=clean_env()).stderr
+    admits = re.findall(r"^cudawheel: admit (.*?): (\d+) running, .*\(measured\)", log, re.M)
+    assert len(admits) >= 3 and {n for _, n in admits} == {"1"}, log
+    assert "waits for memory" in log
+    # Control: without the limit (and after another edit) they overlap again.
+    for f in ("saxpy.cu", "extra.cu"):
+        with open(project / "csrc" / f, "a") as fh:
+            fh.write("\n// edit 2\n")
+    log = run([toolkit_python, *wheel, "-C", "jobs=4"], env=clean_env()).stderr
+    assert max(int(n) for _, n in re.findall(r"^cudawheel: admit (.*?): (\d+) running", log, re.M)) >= 2, log
+    # More compiles than slots: nvcc gets no --threads (nvcc's default of 1).
+    log = run([toolkit_python, *wheel, "-C", "jobs=1", "-C", "build-dir=build/b1"], env=clean_env()).stderr
+    lines = nvcc_lines(log)
+    assert len(lines) == 2 and not any("--threads" in l for l in lines), lines
+
+
+def test_doctor_shows_the_archs_and_where_they_come_from(backend_python, cu13_home, tmp_path):
+    project = copy_example("shared_calc", tmp_path)
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(
+        text.replace('destination = "shared_calc/lib"', 'destination = "shared_calc/lib"\narchs = ["90a-real"]'))
+    out = run([backend_python, "-m", "cudawheel", "doctor", project],
+              env=clean_env(CUDA_HOME=cu13_home, TORCH_CUDA_ARCH_LIST="8.0 8.6+PTX")).stdout
+    assert ('GPU architectures: "8.0 8.6+PTX" from environment variable `TORCH_CUDA_ARCH_LIST` '
+            "(`tool.cudawheel.archs`)\n    -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 "
+            "-gencode arch=compute_86,code=compute_86\n") in out, out
+    assert ('  calc (tool.cudawheel.shared-library[0].archs) overrides them: "90a-real"\n'
+            "    -gencode arch=compute_90a,code=sm_90a\n") in out, out
+    assert re.search(r"  nvcc 13\.\S+ can build: 75 80 .* 90 90a 100 100a 100f", out), out
+    # The default, when nothing sets archs.
+    out = run([backend_python, "-m", "cudawheel", "doctor", project], env=clean_env(CUDA_HOME=cu13_home)).stdout
+    assert "GPU architectures: from the default for CUDA 13\n    -gencode arch=compute_75,code=sm_75" in out, out
+
+
+def test_the_messages_the_docs_show_are_the_real_ones(saxpys, driver, tmp_path):
+    from conftest import REPO
+    docs = (REPO / "docs/archs.md").read_text() + (REPO / "README.md").read_text()
+    h100 = "NVIDIA H100 80GB HBM3"
+    _, no_code = import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000, h100)
+    _, too_old = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13000, h100)
+    assert no_code in docs, no_code
+    # The PTX's CUDA version is the nvcc 13.x of the day; the docs show 13.5's.
+    assert re.sub(r"CUDA 13\.\d+ \(PTX ISA 9\.\d+\)", "CUDA 13.5 (PTX ISA 9.5)",
+                  re.sub(r"for CUDA 13\.\d+ or newer", "for CUDA 13.5 or newer", too_old)) in docs, too_old

@@ -27,7 +27,9 @@ def rewrite(src: Path, dest: Path, replace: dict[str, bytes]) -> Path:
 def test_audit_passes_on_built_wheels(toolkit_python, tmp_path):
     wheels = [build(toolkit_python, tmp_path / ex, ex) for ex in ("saxpy", "shared_calc")]
     proc = run([toolkit_python, "-m", "cudawheel", "audit", *wheels], env=clean_env())
-    assert proc.stdout.splitlines() == [f"OK   {w}" for w in wheels]
+    assert [l for l in proc.stdout.splitlines() if not l.startswith("  ")] == [f"OK   {w}" for w in wheels]
+    # Each ELF's GPU code follows its wheel's line (issue 13).
+    assert "  GPU code saxpy/_core.abi3.so: SASS sm_90 | PTX compute_90 | PTX ISA 9." in proc.stdout
 
 
 def test_audit_names_each_problem(toolkit_python, tmp_path):

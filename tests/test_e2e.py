@@ -81,7 +81,10 @@ def test_elf_links_by_soname_with_origin_rpath(saxpy_wheel, tmp_path):
 
 def test_audit_command_passes(saxpy_wheel, backend_python):
     wheel, _ = saxpy_wheel
-    assert run([backend_python, "-m", "cudawheel", "audit", wheel.path]).stdout == f"OK   {wheel.path}\n"
+    out = run([backend_python, "-m", "cudawheel", "audit", wheel.path]).stdout
+    # Then the GPU code its extension carries, read from the fatbin (the default archs of CUDA 13).
+    assert out.startswith(f"OK   {wheel.path}\n  GPU code saxpy/_core.abi3.so: SASS sm_75 sm_80 sm_86 sm_89 sm_90 "
+                          "sm_100 sm_120 | PTX compute_120 | PTX ISA 9."), out
 
 
 def test_installs_in_fresh_venv_and_imports(saxpy_wheel, tmp_path):

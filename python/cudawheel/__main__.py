@@ -1,10 +1,12 @@
 """`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
 `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
-`python -m cudawheel audit WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
+`python -m cudawheel audit [--json] WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
+`python -m cudawheel doctor WHEEL.whl`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
-rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag). doctor
+rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag) and prints the
+GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries. doctor
 reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
 wheel built now would be named and declare; it works outside a project too.
 `wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
@@ -22,29 +24,57 @@ import sys
 from . import _python_info, build_sdist, build_wheel, get_requires_for_build_wheel
 
 
-def _audit(wheels) -> int:
+def _gpu_code(wheel):
+    """{ELF path in the wheel: {"sass": [...], "ptx": [...], "ptx_isa": "9.5", "ptx_toolkit": [13, 5]}}"""
+    from . import _core
+
+    return json.loads(_core.hook("gpu_code", os.path.abspath(wheel), None, None, "{}", json.dumps(_python_info())))
+
+
+def _describe_gpu_code(path, code) -> str:
+    parts = [f"SASS {' '.join(code['sass']) or '-'}", f"PTX {' '.join(code['ptx']) or '-'}"]
+    if code["ptx_toolkit"]:
+        major, minor = code["ptx_toolkit"]
+        parts.append(f"PTX ISA {code['ptx_isa']}: JIT needs a driver for CUDA {major}.{minor}+")
+    return f"  GPU code {path}: " + " | ".join(parts)
+
+
+def _audit(wheels, as_json=False) -> int:
     from . import _core
 
     failed = 0
+    report = []
     for wheel in wheels:
         try:
             result = json.loads(_core.hook("audit", os.path.abspath(wheel), None, None, "{}", json.dumps(_python_info())))
+            gpu = _gpu_code(wheel)
         except _core.BuildError as err:
             sys.stderr.write(f"{err}\n")
             failed += 1
             continue
-        if result:
-            failed += 1
-            print(f"FAIL {wheel}")
-            for violation in result:
-                print(f"  {violation}")
-        else:
-            print(f"OK   {wheel}")
+        failed += bool(result)
+        report.append({"wheel": wheel, "ok": not result, "violations": result, "gpu_code": gpu})
+        if as_json:
+            continue
+        print(f"{'FAIL' if result else 'OK  '} {wheel}")
+        for violation in result:
+            print(f"  {violation}")
+        for path, code in gpu.items():
+            print(_describe_gpu_code(path, code))
+    if as_json:
+        print(json.dumps(report, indent=2))
     return 1 if failed else 0
 
 
 def _doctor(project, settings) -> int:
     from . import _core, _settings
+
+    if project.endswith(".whl"):
+        # A built wheel: what GPU code it carries, per ELF file.
+        print(f"GPU code of {project}:")
+        for path, code in _gpu_code(project).items():
+            print(_describe_gpu_code(path, code))
+        return 0
 
     print(json.loads(_core.hook("doctor", os.path.abspath(project), None, None,
                                 _settings(settings), json.dumps(_python_info()))))
@@ -84,6 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
+    parser.add_argument("--json", action="store_true", help="audit: print the result (violations, GPU code per ELF) as JSON")
     parser.add_argument(
         "-C", "--config-setting", action="append", default=[], metavar="KEY=VALUE",
         help="a [tool.cudawheel] key, as pip's -C passes it",
@@ -92,7 +123,7 @@ def main(argv=None) -> int:
         "--cuda", action="append", type=int, default=[], metavar="MAJOR",
         help="wheel: build for this CUDA major (repeat for several)",
     )
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     if args.cuda and args.command != "wheel":
         parser.error("--cuda goes with the wheel command")
     if args.command == "variants-json":
@@ -102,7 +133,7 @@ def main(argv=None) -> int:
     if args.command == "audit":
         if not args.paths:
             parser.error("audit: name at least one wheel")
-        return _audit(args.paths)
+        return _audit(args.paths, args.json)
     if len(args.paths) > 1:
         parser.error(f"{args.command}: one project folder at most")
     settings = {}

@@ -123,6 +123,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
     key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added), \"torch\" (a PyTorch C++/CUDA extension: torch's flags and libraries, `$ORIGIN` RPATH into torch/lib, Requires-Dist on the torch minor built against)."),
     key("torch-version", Ty::Str, "CUDA 13: \">=2.11\", CUDA 12: \">=2.6,<2.11\"", "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use."),
+    key("max-memory", Ty::Pattern("^[0-9]+(\\.[0-9]+)? *([KMGT]i?B?)?$"), "MemAvailable", "Memory the build's parallel steps may use together, e.g. \"8G\", \"512M\" (a plain number is MiB): a step starts only while the expected peaks (each step's peak memory from the last build here, else an estimate; nvcc's `--threads N` counts N times) stay under it. Default: MemAvailable from /proc/meminfo when the build starts."),
     key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
     key("variant", Ty::SemicolonList, "none", "Build a wheel variant (PEP 825): \"cuda\" derives its properties from the build (nvidia :: cuda_version_lower_bound, nvidia :: sm_arch of the GPU code in the ELF files); or explicit \"namespace :: feature :: value\" properties (`;`-separated in -C and the environment). The distribution keeps the project's name; the file name ends with the label."),
     key("variant-label", Ty::Pattern("^[0-9a-z_.]+$"), "cu<major> with variant = \"cuda\"", "The variant label ending the wheel's file name (required with explicit properties; `null` is the null variant's)."),
@@ -332,6 +333,8 @@ pub struct ToolConfig {
     pub py_limited_api: Option<u32>,
     pub build_dir: String,
     pub jobs: Option<usize>,
+    /// `max-memory` in bytes.
+    pub max_memory: Option<u64>,
     pub compiler_launcher: Option<String>,
     pub host_compiler: Option<Sourced<String>>,
     pub system_rpath: bool,
@@ -467,6 +470,28 @@ impl Field<'_> {
                 self.invalid(format!("expected one of {}", names.join(", ")))
             })
     }
+}
+
+/// `"8G"`, `"512M"`, `"1.5GiB"`, `"2048"` (MiB) -> bytes.
+pub fn parse_memory(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let number: f64 = t[..digits].parse().ok()?;
+    let unit = t[digits..]
+        .trim()
+        .trim_end_matches('B')
+        .trim_end_matches('i');
+    let scale: f64 = match unit.to_ascii_uppercase().as_str() {
+        "" | "M" => 1024.0 * 1024.0,
+        "K" => 1024.0,
+        "G" => 1024.0 * 1024.0 * 1024.0,
+        "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = number * scale;
+    (bytes >= 1.0 && bytes.is_finite()).then_some(bytes as u64)
 }
 
 fn split_list(s: &str) -> Vec<String> {
@@ -744,6 +769,17 @@ impl ToolConfig {
                 _ => Err(f.wrong_type("a positive integer")),
             })
             .transpose()?;
+        let max_memory = get("max-memory")
+            .map(|f| {
+                let text = match f.value {
+                    toml::Value::Integer(n) => n.to_string(),
+                    _ => f.string()?,
+                };
+                parse_memory(&text).ok_or_else(|| {
+                    f.invalid("expected an amount of memory such as \"8G\", \"512M\" or \"1.5GiB\" (a plain number is MiB)")
+                })
+            })
+            .transpose()?;
         let non_empty = |f: Field<'_>| -> Result<String, ConfigError> {
             let s = f.string()?;
             if s.trim().is_empty() {
@@ -851,6 +887,7 @@ impl ToolConfig {
             py_limited_api,
             build_dir,
             jobs,
+            max_memory,
             compiler_launcher,
             host_compiler,
             system_rpath,

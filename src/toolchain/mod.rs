@@ -194,13 +194,13 @@ pub struct Toolchain {
     pub zig: Option<zig::Zig>,
 }
 
-impl Toolchain {
-    /// What this nvcc can build, for `arch::gencodes`.
-    pub fn nvcc_archs(&self) -> crate::arch::NvccArchs {
+impl Nvcc {
+    /// What this nvcc can build (after `probe_archs`), for `arch::gencodes`.
+    pub fn arch_info(&self) -> crate::arch::NvccArchs {
         crate::arch::NvccArchs {
-            major: self.nvcc.major,
-            version: self.nvcc.full_version.clone(),
-            supported: self.nvcc.archs.clone(),
+            major: self.major,
+            version: self.full_version.clone(),
+            supported: self.archs.clone(),
         }
     }
 }
@@ -539,6 +539,16 @@ pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
     out
 }
 
+/// Fills `nvcc.archs` with what it can build: `--list-gpu-arch`, plus the `a`/`f` forms that
+/// only `--help` names.
+pub fn probe_archs(nvcc: &mut Nvcc) -> Result<(), ToolchainError> {
+    nvcc.archs = crate::arch::nvcc_supported(
+        &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
+        &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
+    );
+    Ok(())
+}
+
 /// Discovers everything a build needs.
 pub fn discover(
     tool: &ToolConfig,
@@ -566,11 +576,7 @@ pub fn discover(
             });
         }
     };
-    // `--help` names the `a`/`f` forms `--list-gpu-arch` leaves out.
-    nvcc.archs = crate::arch::nvcc_supported(
-        &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
-        &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
-    );
+    probe_archs(&mut nvcc)?;
     let headers = headers::probe(&nvcc)?;
     let zig = zig::find(tool, env, python)?;
     if zig.is_some() {
