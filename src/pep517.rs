@@ -716,7 +716,7 @@ pub fn build_wheel(
     for target in &r.plan.targets {
         files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
     }
-    let variant = variant_of(&r, &built.out_dir)?;
+    let variant = variant_of(&r, &built);
     let previous = r.plan.build_dir.join("last.whl");
     finish_wheel(
         &r,
@@ -729,28 +729,18 @@ pub fn build_wheel(
     )
 }
 
-/// A variant build's label and `variant.json`, its properties derived from the GPU code of
-/// the ELF files built into `out_dir`.
-fn variant_of(r: &Resolved, out_dir: &Path) -> Result<Option<(String, String)>, Error> {
-    let Some(spec) = &r.variant else {
-        return Ok(None);
-    };
+/// A variant build's label and `variant.json`, its properties derived from the GPU code read
+/// back from the built ELF files.
+fn variant_of(r: &Resolved, built: &Built) -> Option<(String, String)> {
+    let spec = r.variant.as_ref()?;
     let mut code = variants::GpuCode::default();
-    for target in &r.plan.targets {
-        let path = out_dir.join(&target.wheel_path);
-        let bytes = std::fs::read(&path).map_err(|source| archive::ArchiveError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        code.add_elf(&bytes);
+    for gpu in &built.gpu_code {
+        code.add(gpu);
     }
     let nvcc = &r.toolchain.nvcc;
     let label = spec.label_for(nvcc.major);
     let properties = spec.properties_for(nvcc.major, nvcc.minor, &code);
-    Ok(Some((
-        label.clone(),
-        spec.variant_json(&label, &properties),
-    )))
+    Some((label.clone(), spec.variant_json(&label, &properties)))
 }
 
 /// Adds `.dist-info` (METADATA, entry points, licenses, WHEEL), writes and audits the wheel.
@@ -861,7 +851,7 @@ pub fn build_editable(
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    let variant = variant_of(&r, &built.out_dir)?;
+    let variant = variant_of(&r, &built);
     finish_wheel(
         &r,
         wheel_dir,

@@ -385,26 +385,20 @@ pub struct GpuCode {
 }
 
 impl GpuCode {
-    /// Adds the GPU code of one ELF file (nothing for a file without a fatbin).
-    ///
-    /// The only use of `crate::inspect::fatbin` here: entries are named `sm_XY` (SASS) and
-    /// `compute_XY` (PTX), possibly with an arch-specific suffix (`sm_90a`, `sm_100f`), which
-    /// counts as its base arch (NVIDIA's provider knows `<XY>_real` / `<XY>_virtual` only).
-    pub fn add_elf(&mut self, elf: &[u8]) {
-        let Some(section) = crate::inspect::fatbin::fatbin_section(elf) else {
-            return;
-        };
-        for (name, _) in crate::inspect::fatbin::fatbin_entries(section) {
-            let (set, rest) = if let Some(r) = name.strip_prefix("sm_") {
-                (&mut self.sass, r)
-            } else if let Some(r) = name.strip_prefix("compute_") {
-                (&mut self.ptx, r)
-            } else {
-                continue;
-            };
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            if let Ok(cc) = digits.parse() {
-                set.insert(cc);
+    /// Adds the GPU code read back from one ELF file (`inspect::fatbin::gpu_code`): SASS
+    /// `sm_XY` and PTX `compute_XY`, an arch-specific suffix (`sm_90a`, `sm_100f`) counting
+    /// as its base arch (NVIDIA's provider knows `<XY>_real` / `<XY>_virtual` only).
+    pub fn add(&mut self, code: &crate::inspect::fatbin::GpuCode) {
+        for (names, set, prefix) in [
+            (&code.sass, &mut self.sass, "sm_"),
+            (&code.ptx, &mut self.ptx, "compute_"),
+        ] {
+            for name in names {
+                let rest = name.strip_prefix(prefix).unwrap_or(name);
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                if let Ok(cc) = digits.parse() {
+                    set.insert(cc);
+                }
             }
         }
     }
