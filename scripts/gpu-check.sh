@@ -26,6 +26,10 @@ for part in "$ROOT"/scripts/gpu-checks/*.sh; do
   source "$part"
   PARTS+=("$(basename "$part" .sh)")
 done
+# GPU_CHECK_PARTS="mixed zig": run only those parts (default: every part).
+if [[ -n ${GPU_CHECK_PARTS:-} ]]; then
+  read -r -a PARTS <<<"$GPU_CHECK_PARTS"
+fi
 
 prepare() {
   rm -rf "$GPU"; mkdir -p "$GPU"
