@@ -18,6 +18,17 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 GPU=$ROOT/.gpu
 PY=${PYTHON:-python3}
+# whl_cat WHEEL GLOB: the members of a wheel matching GLOB, concatenated (the GPU machine has
+# no unzip).
+whl_cat() {
+  python3 - "$1" "$2" <<'PYEOF'
+import fnmatch, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for n in z.namelist():
+    if fnmatch.fnmatch(n, sys.argv[2]):
+        sys.stdout.write(z.read(n).decode())
+PYEOF
+}
 # Parts of the check contributed per capability (scripts/gpu-checks/README.md).
 PARTS=()
 for part in "$ROOT"/scripts/gpu-checks/*.sh; do

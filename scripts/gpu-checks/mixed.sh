@@ -37,8 +37,8 @@ device_mixed() {
   grep -q "^cudawheel: headers: CUDA $((toolkit / 1000)).$((toolkit % 1000 / 10)) " /tmp/mixed-build.log
   grep -q "^cudawheel: libcudart: $V/.*/nvidia/cu13/lib/libcudart.so.13 " /tmp/mixed-build.log
   local whl; whl=$(ls "$out"/mixed_headers_cu13-*.whl)
-  unzip -p "$whl" '*.dist-info/METADATA' | grep '^Requires-Dist:'
-  [[ "$(unzip -p "$whl" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')" == "nvidia-cuda-runtime>=$((toolkit / 1000)).$((toolkit % 1000 / 10)),<14" ]]
+  whl_cat "$whl" '*.dist-info/METADATA' | grep '^Requires-Dist:'
+  [[ "$(whl_cat "$whl" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')" == "nvidia-cuda-runtime>=$((toolkit / 1000)).$((toolkit % 1000 / 10)),<14" ]]
   # Satisfiable by the environment it was built in: no index.
   "$V/bin/pip" install -q --no-index "$whl"
   # (not from $src, whose source package would shadow the installed one)

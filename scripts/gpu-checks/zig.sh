@@ -67,7 +67,7 @@ device_zig() {
     "$V/bin/pip" install -q --no-index --find-links "$out" "$w"
     so=$("$V/bin/python" -c "import $name._core as m; print(m.__file__)")
     echo "zig wheel: $(basename "$w")"
-    echo "  tag(s): $(unzip -p "$w" '*.dist-info/WHEEL' | sed -n 's/^Tag: //p' | tr '\n' ' ')"
+    echo "  tag(s): $(whl_cat "$w" '*.dist-info/WHEEL' | sed -n 's/^Tag: //p' | tr '\n' ' ')"
     echo "  $(basename "$so") needs at most $(_zig_glibc "$so"); NEEDED: $(readelf -d "$so" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
     (cd /tmp && "$V/bin/python" "$out/check_$name.py")
   done
