@@ -103,16 +103,37 @@ for v in _cuda_libs.gpu_verdicts(): print("verdict:", tuple(v))
         # after `import saxpy` runs the kernel. The control calls cuInit before the fork (the old
         # check did), after which CUDA refuses to work in the child.
         local fork=$'import ctypes, os, sys, saxpy\nfrom saxpy import _cuda_libs\nassert _cuda_libs.gpu_verdicts()[0].verdict == "sass"\nif sys.argv[1] == "cuinit": ctypes.CDLL("libcuda.so.1").cuInit(0)\npid = os.fork()\nif pid == 0:\n    try: os._exit(0 if saxpy.saxpy(2.0, [1.0, 2.0], [1.0, 1.0]) == [3.0, 5.0] else 1)\n    except BaseException as e: print("  child:", e, flush=True); os._exit(2)\nsys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))'
-        if (cd /tmp && "$V/bin/python" -c "$fork" import); then
+        if (cd /tmp && timeout 120 "$V/bin/python" -c "$fork" import); then
           echo "fork after import: the child ran the kernel"
         else
           echo "FAIL: a child forked after import saxpy could not run the kernel"; return 1
         fi
-        if (cd /tmp && "$V/bin/python" -c "$fork" cuinit); then
+        if (cd /tmp && timeout 120 "$V/bin/python" -c "$fork" cuinit); then
           echo "control (cuInit before fork): the child still ran the kernel (the fork test proves less than hoped)"
         else
           echo "control (cuInit before fork): the child failed, as expected"
-        fi ;;
+        fi
+        # CUDA_VISIBLE_DEVICES read as CUDA reads it: the GPUs checked (NVML) number what the
+        # CUDA runtime counts (cudaGetDeviceCount, after the check), for each spelling.
+        local cvd count uuid8
+        uuid8=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n1 | cut -c1-12)
+        # The documented spellings must agree (FAIL otherwise); the edge cases (a repeated
+        # index, an unknown UUID, a space) are reported as NOTE when CUDA reads them otherwise.
+        for cvd in UNSET 0 "$uuid8" -1 "" 1 "0,1" "0,-1" "0,0" "GPU-zzzz" " 0"; do
+          count=$(cd /tmp && if [[ $cvd == UNSET ]]; then unset CUDA_VISIBLE_DEVICES; else export CUDA_VISIBLE_DEVICES=$cvd; fi
+            "$V/bin/python" -c 'import saxpy
+from saxpy import _cuda_libs
+try: n = saxpy.device_count()
+except RuntimeError: n = 0
+print(len(_cuda_libs.gpu_verdicts()), n)')
+          echo "CUDA_VISIBLE_DEVICES='$cvd': checked, CUDA counts: $count"
+          if [[ ${count% *} != "${count#* }" ]]; then
+            case $cvd in
+              "0,0"|GPU-zzzz|" 0") echo "NOTE: the check and CUDA disagree on CUDA_VISIBLE_DEVICES='$cvd'" ;;
+              *) echo "FAIL: the check and CUDA disagree on CUDA_VISIBLE_DEVICES='$cvd'"; return 1 ;;
+            esac
+          fi
+        done ;;
     esac
   done
   if [[ -x /usr/local/cuda/bin/nvcc ]]; then
