@@ -1,7 +1,8 @@
 //! The generated `<package>/_cuda_libs.py` (contract §6): a pure renderer.
 //!
 //! `preload()` checks the CUDA driver (through libcuda's `cuDriverGetVersion`, when a driver is
-//! installed) and loads each NVIDIA library the package's extensions need from the first
+//! installed) and the GPUs CUDA would use (through NVML, never `cuInit`: importing a package must
+//! not initialise CUDA, which would break `fork()`), and loads each NVIDIA library the package's extensions need from the first
 //! `sys.path` entry that holds it, so imports work where the `$ORIGIN` RPATH cannot reach
 //! (platlib/purelib split, `pip install --target`, user site, editable installs). A library
 //! found nowhere raises an ImportError that names it and the wheel to install.
@@ -91,8 +92,10 @@ library from the first ``sys.path`` entry that holds NVIDIA's wheel for it, so t
 imports even where its ``$ORIGIN`` RPATH cannot reach the wheel (``pip install --target``, a
 platlib/purelib split, the user site, editable installs).
 
-``gpu_verdicts()`` returns what the check found per device. Set ``CUDAWHEEL_GPU_CHECK=0`` to skip
-the GPU check (not the driver-version check).
+The GPUs are found through NVML (``libnvidia-ml.so.1``), honouring ``CUDA_VISIBLE_DEVICES``;
+CUDA itself is never initialised, so the process may still ``fork()``. Without NVML the GPU
+check is skipped. ``gpu_verdicts()`` returns what the check found per device. Set
+``CUDAWHEEL_GPU_CHECK=0`` to skip the GPU check (not the driver-version check).
 """
 
 @IMPORT_FIRST@import collections
@@ -141,30 +144,72 @@ def driver_version():
     return version.value
 
 
+def _visible(gpus):
+    """The NVML indices of the GPUs CUDA would use, in CUDA's order, from CUDA_VISIBLE_DEVICES
+    (unset: all; integer indices and `GPU-<uuid prefix>` entries; an empty value, `-1` or any
+    invalid entry ends the list, a repeated one empties it, as CUDA does); None when it cannot
+    be told (`MIG-` entries; integer indices while GPUs of different archs may be ordered
+    fastest-first)."""
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return list(range(len(gpus)))
+    out = []
+    for entry in value.split(","):
+        entry = entry.strip()
+        if entry.startswith("MIG-"):
+            return None
+        if entry.startswith("GPU-"):
+            match = [i for i, g in enumerate(gpus) if g[2].startswith(entry)]
+            if len(match) != 1:
+                break
+            index = match[0]
+        else:
+            digits = len(entry) - len(entry.lstrip("0123456789"))
+            if not digits or int(entry[:digits]) >= len(gpus):
+                break
+            index = int(entry[:digits])
+            if (os.environ.get("CUDA_DEVICE_ORDER") != "PCI_BUS_ID"
+                    and len(set(g[1] for g in gpus)) > 1):
+                return None
+        if index in out:
+            return []
+        out.append(index)
+    return out
+
+
 def _devices():
-    """[(index, name, (major, minor))] of the visible GPUs through the driver API (cuInit, no
-    context); [] without a driver or GPU."""
+    """[(CUDA's index, name, (major, minor))] of the GPUs CUDA would use, through NVML
+    (libnvidia-ml.so.1), which never initialises CUDA: a process may still fork after the
+    check. [] without NVML, when it fails, or when CUDA_VISIBLE_DEVICES cannot be mapped."""
     try:
-        cu = ctypes.CDLL("libcuda.so.1")
-        if cu.cuInit(0) != 0:
-            return []
-        count = ctypes.c_int(0)
-        if cu.cuDeviceGetCount(ctypes.byref(count)) != 0:
-            return []
-        out = []
-        for i in range(count.value):
-            dev, major, minor = ctypes.c_int(0), ctypes.c_int(0), ctypes.c_int(0)
-            name = ctypes.create_string_buffer(256)
-            if (cu.cuDeviceGet(ctypes.byref(dev), i) != 0
-                    or cu.cuDeviceGetAttribute(ctypes.byref(major), 75, dev) != 0
-                    or cu.cuDeviceGetAttribute(ctypes.byref(minor), 76, dev) != 0):
-                continue
-            if cu.cuDeviceGetName(name, len(name), dev) != 0:
-                name.value = b"GPU"
-            out.append((i, name.value.decode("utf-8", "replace"), (major.value, minor.value)))
-        return out
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        init, shutdown = nvml.nvmlInit_v2, nvml.nvmlShutdown
     except (OSError, AttributeError):
         return []
+    if init() != 0:
+        return []
+    try:
+        count = ctypes.c_uint(0)
+        if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
+            return []
+        gpus = []
+        for i in range(count.value):
+            handle, major, minor = ctypes.c_void_p(), ctypes.c_int(0), ctypes.c_int(0)
+            name, uuid = ctypes.create_string_buffer(96), ctypes.create_string_buffer(96)
+            if (nvml.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(i), ctypes.byref(handle)) != 0
+                    or nvml.nvmlDeviceGetCudaComputeCapability(handle, ctypes.byref(major), ctypes.byref(minor)) != 0
+                    or nvml.nvmlDeviceGetUUID(handle, uuid, ctypes.c_uint(len(uuid))) != 0):
+                return []  # a GPU NVML cannot read: CUDA's numbering is unknown, check nothing
+            if nvml.nvmlDeviceGetName(handle, name, ctypes.c_uint(len(name))) != 0:
+                name.value = b"GPU"
+            gpus.append((name.value.decode("utf-8", "replace"), (major.value, minor.value),
+                         uuid.value.decode("ascii", "replace")))
+        visible = _visible(gpus) or []
+        return [(n, gpus[i][0], gpus[i][1]) for n, i in enumerate(visible)]
+    except AttributeError:
+        return []
+    finally:
+        shutdown()
 
 
 def _split(arch):
@@ -225,12 +270,13 @@ def _verdict(index, name, cc, driver):
 
 
 def gpu_verdicts():
-    """One GpuVerdict per visible GPU ([] without a driver, a GPU, or GPU code)."""
+    """One GpuVerdict per GPU CUDA would use, indexed as CUDA numbers them ([] without a
+    driver, NVML, a GPU, or GPU code). Never initialises CUDA."""
     global _verdicts
     with _lock:
         if _verdicts is None:
-            devices = _devices() if GPU_CODE else []
-            driver = driver_version() if devices else None
+            driver = driver_version() if GPU_CODE else None
+            devices = _devices() if driver is not None else []
             _verdicts = [_verdict(i, name, cc, driver) for i, name, cc in devices]
         return list(_verdicts)
 

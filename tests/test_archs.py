@@ -86,11 +86,27 @@ def test_recorded_gpu_code_equals_cuobjdump(calc, toolkit_python, cu13_home):
 # ---------------------------------------------------------------------------------------------
 # _cuda_libs.preload() against a stand-in libcuda.so.1 reporting chosen GPUs and driver versions.
 
+# The stand-in driver: libcuda.so.1 answers cuDriverGetVersion only, and its cuInit leaves a
+# mark (FAKE_CUDA_INIT_LOG): the check must find the GPUs without initialising CUDA.
 FAKE_DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
+int cuDriverGetVersion(int *v) { const char *s = getenv("FAKE_CUDA_DRIVER"); *v = s ? atoi(s) : 13000; return 0; }
+int cuInit(unsigned flags) {
+    const char *log = getenv("FAKE_CUDA_INIT_LOG");
+    if (log) { FILE *f = fopen(log, "a"); if (f) { fputs("cuInit\n", f); fclose(f); } }
+    return 100;
+}
+"""
+
+# The stand-in NVML (libnvidia-ml.so.1): the GPUs of FAKE_CUDA_CCS ("90,86": compute
+# capabilities in NVML's PCI order), named FAKE_CUDA_NAME or "Fake GPU <i>", with UUIDs
+# GPU-<i>a<i>b0000-...; FAKE_NVML_FAIL makes nvmlInit_v2 fail as on a broken install.
+FAKE_NVML = r"""
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-static int ccs[16], n = -1;
+static int ccs[16], n = -1, inits;
 static void load(void) {
     if (n >= 0) return;
     n = 0;
@@ -99,31 +115,46 @@ static void load(void) {
     char buf[256]; strncpy(buf, s, 255); buf[255] = 0;
     for (char *t = strtok(buf, ","); t && n < 16; t = strtok(NULL, ",")) ccs[n++] = atoi(t);
 }
-int cuDriverGetVersion(int *v) { const char *s = getenv("FAKE_CUDA_DRIVER"); *v = s ? atoi(s) : 13000; return 0; }
-int cuInit(unsigned flags) { load(); return n > 0 ? 0 : 100; }
-int cuDeviceGetCount(int *c) { load(); *c = n; return 0; }
-int cuDeviceGet(int *d, int i) { *d = i; return 0; }
-int cuDeviceGetAttribute(int *v, int attr, int d) {
-    load();
-    if (attr == 75) { *v = ccs[d] / 10; return 0; }
-    if (attr == 76) { *v = ccs[d] % 10; return 0; }
-    return 1;
+int nvmlInit_v2(void) { if (getenv("FAKE_NVML_FAIL")) return 9; load(); inits++; return 0; }
+int nvmlShutdown(void) { return inits-- > 0 ? 0 : 1; }
+int nvmlDeviceGetCount_v2(unsigned *c) { if (inits <= 0) return 1; *c = n; return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h) {
+    if (inits <= 0 || (int)i >= n) return 2;
+    *h = (void *)&ccs[i]; return 0;
 }
-int cuDeviceGetName(char *name, int len, int d) {
+static int index_of(void *h) { return (int)((int *)h - ccs); }
+int nvmlDeviceGetCudaComputeCapability(void *h, int *major, int *minor) {
+    int i = index_of(h); *major = ccs[i] / 10; *minor = ccs[i] % 10; return 0;
+}
+int nvmlDeviceGetName(void *h, char *name, unsigned len) {
     const char *s = getenv("FAKE_CUDA_NAME");
-    if (s) snprintf(name, len, "%s", s); else snprintf(name, len, "Fake GPU %d", d);
+    if (s) snprintf(name, len, "%s", s); else snprintf(name, len, "Fake GPU %d", index_of(h));
+    return 0;
+}
+int nvmlDeviceGetUUID(void *h, char *uuid, unsigned len) {
+    int i = index_of(h);
+    snprintf(uuid, len, "GPU-%da%db0000-1111-2222-3333-444444444444", i, i);
     return 0;
 }
 """
 
 
+def build_driver(folder: Path, nvml: bool = True) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cuda.c").write_text(FAKE_DRIVER)
+    run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", folder / "cuda.c", "-o", folder / "libcuda.so.1"])
+    if nvml:
+        (folder / "nvml.c").write_text(FAKE_NVML)
+        run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libnvidia-ml.so.1", folder / "nvml.c",
+             "-o", folder / "libnvidia-ml.so.1"])
+    return folder
+
+
 @pytest.fixture(scope="module")
 def driver(tmp_path_factory) -> Path:
-    """A folder holding the stand-in libcuda.so.1 (no context API at all: the check needs none)."""
-    drv = tmp_path_factory.mktemp("driver")
-    (drv / "cuda.c").write_text(FAKE_DRIVER)
-    run(["gcc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", drv / "cuda.c", "-o", drv / "libcuda.so.1"])
-    return drv
+    """A folder holding the stand-in libcuda.so.1 and libnvidia-ml.so.1 (no context API at all:
+    the check needs none)."""
+    return build_driver(tmp_path_factory.mktemp("driver"))
 
 
 @pytest.fixture(scope="module")
@@ -156,9 +187,9 @@ print(json.dumps({"verdicts": [list(v) for v in _cuda_libs.gpu_verdicts()], "war
 """
 
 
-def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None, name=None):
+def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None, name=None, **extra):
     py, targets = saxpys
-    env = clean_env(PYTHONPATH=targets[archs])
+    env = clean_env(PYTHONPATH=targets[archs], **extra)
     if driver is not None:
         env["LD_LIBRARY_PATH"] = str(driver)
         env["FAKE_CUDA_CCS"] = ccs
@@ -230,6 +261,61 @@ def test_preload_is_thread_safe(saxpys, driver, tmp_path):
     env = clean_env(PYTHONPATH=targets["80"], LD_LIBRARY_PATH=driver, FAKE_CUDA_CCS="90,86",
                     FAKE_CUDA_DRIVER="13090")
     assert run([py, "-W", "ignore", "-c", code], cwd=tmp_path, env=env).stdout.split() == ["0", "1", "2"]
+
+
+def verdicts(saxpys, archs, driver, tmp_path, ccs, **env):
+    res, err = import_saxpy(saxpys, archs, driver, tmp_path, ccs, 13000, **env)
+    return err if res is None else [tuple(v[:4]) for v in res["verdicts"]]
+
+
+def test_cuda_visible_devices_picks_and_orders_the_gpus_checked(saxpys, driver, tmp_path):
+    # NVML sees sm_80, sm_90, sm_86 (PCI order); the wheel has SASS for sm_80 only.
+    def v(value, **env):
+        return verdicts(saxpys, "80-real", driver, tmp_path, "80,90,86", CUDA_VISIBLE_DEVICES=value, **env)
+    pci = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    assert verdicts(saxpys, "80-real", driver, tmp_path, "80,90,86") == [
+        (0, "Fake GPU 0", "sm_80", "sass"), (1, "Fake GPU 1", "sm_90", "no-code"), (2, "Fake GPU 2", "sm_86", "sass")]
+    # Integer indices select and reorder; the index reported is CUDA's (the position in the list).
+    assert v("2,0", **pci) == [(0, "Fake GPU 2", "sm_86", "sass"), (1, "Fake GPU 0", "sm_80", "sass")]
+    assert v(" 1", **pci).startswith("ImportError: saxpy: GPU 0 (Fake GPU 1, sm_90) cannot run")
+    # UUID prefixes as CUDA takes them; they need no CUDA_DEVICE_ORDER.
+    assert v("GPU-2a2b,GPU-0a0b0000-1111") == [(0, "Fake GPU 2", "sm_86", "sass"), (1, "Fake GPU 0", "sm_80", "sass")]
+    assert v("GPU-1a").startswith("ImportError: saxpy: GPU 0 (Fake GPU 1, sm_90) cannot run")
+    # An invalid entry (out of range, unknown or ambiguous UUID) ends the list; a repeated one,
+    # an empty value or -1 leave no GPU.
+    assert v("0,7,1", **pci) == v("0,-1,1", **pci) == v("GPU-0a,GPU-,GPU-1a") == [(0, "Fake GPU 0", "sm_80", "sass")]
+    assert v("", **pci) == v("-1", **pci) == v("0,0", **pci) == v("1,GPU-1a") == v("GPU-9") == []
+    # Integer indices over GPUs of different archs, ordered fastest-first (CUDA's default): which
+    # one CUDA means is unknown, so nothing is checked rather than the wrong GPU.
+    assert v("1") == []
+    # MIG instances are not mapped: no check.
+    assert v("MIG-4b7c6f3a-0000-0000-0000-000000000000") == []
+
+
+def test_no_nvml_no_gpu_check(saxpys, driver, tmp_path):
+    # Some containers have libcuda but no NVML: the import skips the GPU check (no error, no cuInit).
+    bare = build_driver(tmp_path / "bare", nvml=False)
+    log = tmp_path / "cuinit.log"
+    res, err = import_saxpy(saxpys, "80-real", bare, tmp_path, "90", 13000, FAKE_CUDA_INIT_LOG=log)
+    assert err is None and res == {"verdicts": [], "warnings": []} and not log.exists()
+    # NVML present but failing (nvmlInit_v2 error): the same.
+    res, err = import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000, FAKE_NVML_FAIL="1")
+    assert err is None and res == {"verdicts": [], "warnings": []}
+    # Control: with a working NVML the same wheel and GPU are an ImportError.
+    assert import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000)[1].startswith("ImportError")
+
+
+def test_the_import_never_initialises_cuda(saxpys, driver, tmp_path):
+    # cuInit before fork() breaks CUDA in the children: the check reads NVML only.
+    log = tmp_path / "cuinit.log"
+    res, err = import_saxpy(saxpys, "80", driver, tmp_path, "90,86", 13090, FAKE_CUDA_INIT_LOG=log)
+    assert err is None and [v[3] for v in res["verdicts"]] == ["ptx-jit", "sass"]
+    assert not log.exists(), log.read_text()
+    # Control: the enumeration this replaced (cuInit, then cuDeviceGetCount...) leaves the mark.
+    py, _ = saxpys
+    run([py, "-c", "import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0)"], cwd=tmp_path,
+        env=clean_env(LD_LIBRARY_PATH=driver, FAKE_CUDA_INIT_LOG=log))
+    assert log.read_text() == "cuInit\n"
 
 
 # ---------------------------------------------------------------------------------------------

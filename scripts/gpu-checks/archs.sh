@@ -9,8 +9,10 @@
 #   c  archs = ["80"],      nvcc 12.4              -> runs through PTX JIT (warning), kernel checked
 #   d  default archs,       nvcc 13.x from PyPI    -> runs (SASS), kernel checked
 # and downloads the runtime wheels they require into $GPU/archs/wheels.
-# device_archs installs each in a fresh venv from there, checks the verdict, runs
-# check_saxpy.py for c and d, then runs the core benchmark with /usr/local/cuda.
+# device_archs installs each in a fresh venv from there, checks the verdict (found through NVML,
+# honouring CUDA_VISIBLE_DEVICES, never cuInit), runs check_saxpy.py for c and d and, for d, the
+# kernel in a child forked after the import (plus a cuInit-before-fork control), then runs the
+# core benchmark with /usr/local/cuda.
 
 prepare_archs() {
   local cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}
@@ -69,7 +71,16 @@ for v in _cuda_libs.gpu_verdicts(): print("verdict:", tuple(v))
     case $case in
       a)
         grep -q "ImportError: saxpy: GPU 0 (.*, sm_90) cannot run this package's GPU code" <<<"$msg" \
-          || { echo "FAIL: case a expected the ImportError naming sm_90"; return 1; } ;;
+          || { echo "FAIL: case a expected the ImportError naming sm_90"; return 1; }
+        # CUDA_VISIBLE_DEVICES as CUDA reads it: this GPU by UUID prefix -> the same error; -1 -> no GPU, no check.
+        local uuid
+        uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n1 | cut -c1-12)
+        msg=$(cd /tmp && CUDA_VISIBLE_DEVICES=$uuid "$V/bin/python" -c 'import saxpy' 2>&1 || true)
+        echo "CUDA_VISIBLE_DEVICES=$uuid: ${msg##*$'\n'}"
+        grep -q "ImportError: saxpy: GPU 0 (.*, sm_90) cannot run" <<<"$msg" \
+          || { echo "FAIL: case a with CUDA_VISIBLE_DEVICES=$uuid expected the ImportError"; return 1; }
+        (cd /tmp && CUDA_VISIBLE_DEVICES=-1 "$V/bin/python" -c 'import saxpy; from saxpy import _cuda_libs as c; assert c.gpu_verdicts() == [], c.gpu_verdicts(); print("CUDA_VISIBLE_DEVICES=-1: imports, no GPU checked")') \
+          || { echo "FAIL: case a with CUDA_VISIBLE_DEVICES=-1 expected no check"; return 1; } ;;
       b)
         # The PTX came from nvcc 13.x (PTX ISA 9.x): a driver below that version cannot JIT it.
         need=$(_archs_helper "$V" '(lambda t: t[0] * 1000 + t[1] * 10)(next(iter(m.GPU_CODE.values()))["ptx_toolkit"])')
@@ -87,7 +98,42 @@ for v in _cuda_libs.gpu_verdicts(): print("verdict:", tuple(v))
         (cd /tmp && "$V/bin/python" -W ignore "$GPU/check_saxpy.py") ;;
       d)
         grep -q "verdict: (0, .*'sass'" <<<"$msg" || { echo "FAIL: case d expected sass"; return 1; }
-        (cd /tmp && "$V/bin/python" "$GPU/check_saxpy.py") ;;
+        (cd /tmp && "$V/bin/python" "$GPU/check_saxpy.py")
+        # Fork safety: the import's check (NVML) leaves CUDA uninitialised, so a child forked
+        # after `import saxpy` runs the kernel. The control calls cuInit before the fork (the old
+        # check did), after which CUDA refuses to work in the child.
+        local fork=$'import ctypes, os, sys, saxpy\nfrom saxpy import _cuda_libs\nassert _cuda_libs.gpu_verdicts()[0].verdict == "sass"\nif sys.argv[1] == "cuinit": ctypes.CDLL("libcuda.so.1").cuInit(0)\npid = os.fork()\nif pid == 0:\n    try: os._exit(0 if saxpy.saxpy(2.0, [1.0, 2.0], [1.0, 1.0]) == [3.0, 5.0] else 1)\n    except BaseException as e: print("  child:", e, flush=True); os._exit(2)\nsys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))'
+        if (cd /tmp && timeout 120 "$V/bin/python" -c "$fork" import); then
+          echo "fork after import: the child ran the kernel"
+        else
+          echo "FAIL: a child forked after import saxpy could not run the kernel"; return 1
+        fi
+        if (cd /tmp && timeout 120 "$V/bin/python" -c "$fork" cuinit); then
+          echo "control (cuInit before fork): the child still ran the kernel (the fork test proves less than hoped)"
+        else
+          echo "control (cuInit before fork): the child failed, as expected"
+        fi
+        # CUDA_VISIBLE_DEVICES read as CUDA reads it: the GPUs checked (NVML) number what the
+        # CUDA runtime counts (cudaGetDeviceCount, after the check), for each spelling.
+        local cvd count uuid8
+        uuid8=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n1 | cut -c1-12)
+        # The documented spellings must agree (FAIL otherwise); the edge cases (a repeated
+        # index, an unknown UUID, a space) are reported as NOTE when CUDA reads them otherwise.
+        for cvd in UNSET 0 "$uuid8" -1 "" 1 "0,1" "0,-1" "0,0" "GPU-zzzz" " 0"; do
+          count=$(cd /tmp && if [[ $cvd == UNSET ]]; then unset CUDA_VISIBLE_DEVICES; else export CUDA_VISIBLE_DEVICES=$cvd; fi
+            "$V/bin/python" -c 'import saxpy
+from saxpy import _cuda_libs
+try: n = saxpy.device_count()
+except RuntimeError: n = 0
+print(len(_cuda_libs.gpu_verdicts()), n)')
+          echo "CUDA_VISIBLE_DEVICES='$cvd': checked, CUDA counts: $count"
+          if [[ ${count% *} != "${count#* }" ]]; then
+            case $cvd in
+              "0,0"|GPU-zzzz|" 0") echo "NOTE: the check and CUDA disagree on CUDA_VISIBLE_DEVICES='$cvd'" ;;
+              *) echo "FAIL: the check and CUDA disagree on CUDA_VISIBLE_DEVICES='$cvd'"; return 1 ;;
+            esac
+          fi
+        done ;;
     esac
   done
   if [[ -x /usr/local/cuda/bin/nvcc ]]; then
