@@ -76,16 +76,23 @@ def main() -> None:
     links = [c for c in other if "-shared" in c]
     hosts = [c for c in other if "-shared" not in c]
 
+    # cudawheel runs its commands in the project root and names the Python headers through a
+    # link under build-dir/env/ that exists while it builds: the floor makes the same link.
+    include = subprocess.run([args.python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+
     def floor() -> float:
         shutil.rmtree(project / "build", ignore_errors=True)
         for c in nvcc + hosts + links:
-            out = Path(c[c.index("-o") + 1])
+            out = project / c[c.index("-o") + 1]
             out.parent.mkdir(parents=True, exist_ok=True)
+        (project / "build/cudawheel/env").mkdir(parents=True, exist_ok=True)
+        os.symlink(include, project / "build/cudawheel/env/python")
         start = time.monotonic()
         with ThreadPoolExecutor(cores) as pool:
-            list(pool.map(lambda c: run(c, env), nvcc + hosts))
+            list(pool.map(lambda c: run(c, env, cwd=project), nvcc + hosts))
         for c in links:
-            run(c, env)
+            run(c, env, cwd=project)
         return time.monotonic() - start
 
     times: dict[str, list[float]] = {"floor": [], "cudawheel": []}
