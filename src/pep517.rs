@@ -716,17 +716,8 @@ pub fn build_wheel(
     for target in &r.plan.targets {
         files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
     }
-    let variant = variant_of(&r, &built);
     let previous = r.plan.build_dir.join("last.whl");
-    finish_wheel(
-        &r,
-        wheel_dir,
-        &built.tag,
-        files,
-        &built.timing,
-        Some(&previous),
-        variant.as_ref(),
-    )
+    finish_wheel(&r, wheel_dir, &built, files, Some(&previous))
 }
 
 /// A variant build's label and `variant.json`, its properties derived from the GPU code read
@@ -749,12 +740,13 @@ fn variant_of(r: &Resolved, built: &Built) -> Option<(String, String)> {
 fn finish_wheel(
     r: &Resolved,
     wheel_dir: &Path,
-    tag: &str,
+    built: &Built,
     mut files: Files,
-    timing: &Timing,
     previous: Option<&Path>,
-    variant: Option<&(String, String)>,
 ) -> Result<String, Error> {
+    let (tag, timing) = (built.tag.as_str(), &built.timing);
+    let variant = variant_of(r, built);
+    let variant = variant.as_ref();
     let start = std::time::Instant::now();
     dist_info_files(r, &mut files)?;
     files.add_bytes(
@@ -851,16 +843,7 @@ pub fn build_editable(
     let mut files = Files::default();
     let pth = format!("__editable__.{}.pth", r.name.file_stem());
     files.add_bytes(&pth, format!("{}\n", src.display()), false);
-    let variant = variant_of(&r, &built);
-    finish_wheel(
-        &r,
-        wheel_dir,
-        &built.tag,
-        files,
-        &built.timing,
-        None,
-        variant.as_ref(),
-    )
+    finish_wheel(&r, wheel_dir, &built, files, None)
 }
 
 /// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its

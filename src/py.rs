@@ -15,6 +15,15 @@ use crate::python::PythonInfo;
 
 create_exception!(_core, BuildError, pyo3::exceptions::PyException);
 
+/// The config settings and interpreter facts every entry point receives as JSON.
+fn parse_inputs(settings_json: &str, python_json: &str) -> Result<(Overrides, PythonInfo), String> {
+    let settings: BTreeMap<String, String> = serde_json::from_str(settings_json)
+        .map_err(|e| format!("cudawheel: internal error: bad settings: {e}"))?;
+    let python: PythonInfo = serde_json::from_str(python_json)
+        .map_err(|e| format!("cudawheel: internal error: bad interpreter facts: {e}"))?;
+    Ok((Overrides::from_process_env(settings), python))
+}
+
 fn run(
     hook: &str,
     source_tree: &str,
@@ -23,11 +32,7 @@ fn run(
     settings_json: &str,
     python_json: &str,
 ) -> Result<String, String> {
-    let settings: BTreeMap<String, String> = serde_json::from_str(settings_json)
-        .map_err(|e| format!("cudawheel: internal error: bad settings: {e}"))?;
-    let python: PythonInfo = serde_json::from_str(python_json)
-        .map_err(|e| format!("cudawheel: internal error: bad interpreter facts: {e}"))?;
-    let overrides = Overrides::from_process_env(settings);
+    let (overrides, python) = parse_inputs(settings_json, python_json)?;
     let req = Request {
         source_tree: Path::new(source_tree),
         overrides: &overrides,
@@ -102,11 +107,7 @@ fn build_matrix(
     python_json: &str,
 ) -> PyResult<Vec<String>> {
     py.detach(|| -> Result<Vec<String>, String> {
-        let settings: BTreeMap<String, String> = serde_json::from_str(settings_json)
-            .map_err(|e| format!("cudawheel: internal error: bad settings: {e}"))?;
-        let python: PythonInfo = serde_json::from_str(python_json)
-            .map_err(|e| format!("cudawheel: internal error: bad interpreter facts: {e}"))?;
-        let overrides = Overrides::from_process_env(settings);
+        let (overrides, python) = parse_inputs(settings_json, python_json)?;
         let req = Request {
             source_tree: Path::new(source_tree),
             overrides: &overrides,
