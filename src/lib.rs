@@ -8,13 +8,14 @@
 //! | 1 configuration | `config/` | pyproject.toml + `Overrides` -> `Config` |
 //! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
 //! | 2a archs | `arch.rs` | `archs` spellings -> `ArchList`; + nvcc's list -> `-gencode` pairs |
-//! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, host compiler) |
+//! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, header set, host compiler or zig, launcher, torch facts) |
 //! | 3b libraries | `libraries.rs` + `catalog.rs` | library names -> `FoundLibrary` (dirs, SONAMEs, provider) |
 //! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s (exact commands) |
 //! | 4a incremental | `incremental.rs` | `Job` + build-dir records -> reuse or run |
+//! | 4c stable paths | `stable_paths.rs` | `Job` -> the same `Job` naming build-env folders through links, run in the project root |
 //! | 4b schedule | `schedule.rs` | graph of `Job`s -> run in one pool, longest first |
 //! | 5 link | `link.rs` | objects -> one shared object per extension |
-//! | 6 ELF audit and tag | `elf.rs` | `.so` -> `ElfReport`, audit, platform tag |
+//! | 6 ELF audit and tag | `elf.rs` + `inspect/` | `.so` -> `ElfReport`, GPU code, audit, platform tag |
 //! | 7 archives | `archive.rs` + `metadata.rs` | files -> wheel / sdist |
 //! | 7a variants | `variants.rs` | config + GPU code in the ELFs -> variant.json, label; wheels -> `*-variants.json` |
 //! | 7b size | `wheel_size.rs` | wheel -> warning above 100 MiB (biggest members, archs) |
