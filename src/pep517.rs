@@ -25,7 +25,7 @@ use crate::plan::{self, BuildPlan, PlanError, TargetKind, TargetPlan};
 use crate::python::PythonInfo;
 use crate::schedule::{self, Step};
 use crate::stable_paths::StablePaths;
-use crate::toolchain::{self, Toolchain};
+use crate::toolchain::{self, Toolchain, ToolchainError};
 use crate::ui;
 use crate::variants;
 
@@ -126,11 +126,8 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut plan = BuildPlan::new(&config, req.python)?;
-    // Discovery first: it refuses what cannot work (e.g. torch in zig mode) before torch is probed.
-    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
-    if let Some(zig) = &mut toolchain.zig {
-        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
-    }
+    // What zig mode cannot build (torch among it) is refused before torch is probed.
+    toolchain::zig::check(&config.tool, &req.python.machine).map_err(ToolchainError::from)?;
     // `bindings = "torch"`: torch is asked about itself once, before flags are added.
     let torch_info = if plan.targets.iter().any(|t| t.bindings == Bindings::Torch) {
         Some(toolchain::torch::probe(req.python)?)
@@ -138,6 +135,10 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         None
     };
     crate::bindings::apply(&mut plan, &req.python.sys_path, torch_info.as_ref())?;
+    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    if let Some(zig) = &mut toolchain.zig {
+        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
+    }
     let torch_libs = match &torch_info {
         Some(info) => {
             let cuda_target = plan
