@@ -81,32 +81,32 @@ def _doctor(project, settings) -> int:
     return 0
 
 
-def _variants_json(folder) -> int:
+def _print_written(call) -> int:
+    """Runs a backend call that returns the files it wrote: prints them, or the error."""
     from . import _core
 
     try:
-        written = _core.variants_json(os.path.abspath(folder))
+        written = call()
     except _core.BuildError as err:
         sys.stderr.write(f"{err}\n")
         return 1
     for path in written:
         print(path)
     return 0
+
+
+def _variants_json(folder) -> int:
+    from . import _core
+
+    return _print_written(lambda: _core.variants_json(os.path.abspath(folder)))
 
 
 def _matrix(out_dir, majors, settings) -> int:
     from . import _core, _settings
 
     os.makedirs(out_dir, exist_ok=True)
-    try:
-        written = _core.build_matrix(os.getcwd(), out_dir, majors, _settings(settings),
-                                     json.dumps(_python_info()))
-    except _core.BuildError as err:
-        sys.stderr.write(f"{err}\n")
-        return 1
-    for path in written:
-        print(path)
-    return 0
+    return _print_written(lambda: _core.build_matrix(os.getcwd(), out_dir, majors, _settings(settings),
+                                                     json.dumps(_python_info())))
 
 
 def main(argv=None) -> int:
