@@ -619,14 +619,19 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
         let cache = Cache::open(d, "t".into());
-        let names: Vec<String> = (0..2).map(|i| format!("two{i}")).collect();
-        let steps: Vec<Step> = names
-            .iter()
-            .map(|n| Step {
-                job: sleeper(d, n, 0.0),
-                after: vec![],
-            })
-            .collect();
+        // `k` independent quick compiles named `prefix0`, `prefix1`, ...
+        let independent = |prefix: &str, k: usize| -> (Vec<String>, Vec<Step>) {
+            let names: Vec<String> = (0..k).map(|i| format!("{prefix}{i}")).collect();
+            let steps = names
+                .iter()
+                .map(|n| Step {
+                    job: sleeper(d, n, 0.0),
+                    after: vec![],
+                })
+                .collect();
+            (names, steps)
+        };
+        let (names, steps) = independent("two", 2);
         let opts = Options {
             workers: 8,
             verbose: false,
@@ -636,14 +641,7 @@ mod tests {
         };
         run(&steps, &opts).unwrap();
         assert_eq!(threads_given(d, &names), ["4", "4"]);
-        let names: Vec<String> = (0..4).map(|i| format!("four{i}")).collect();
-        let steps: Vec<Step> = names
-            .iter()
-            .map(|n| Step {
-                job: sleeper(d, n, 0.0),
-                after: vec![],
-            })
-            .collect();
+        let (names, steps) = independent("four", 4);
         run(&steps, &Options { workers: 2, ..opts }).unwrap();
         assert_eq!(threads_given(d, &names), ["", "", "", ""]);
     }
