@@ -10,13 +10,13 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::arch;
 use crate::bindings;
-use crate::catalog::CATALOG;
+use crate::config::PythonInfo;
 use crate::config::{Config, ConfigError, Cudart, Overrides, ToolConfig};
 use crate::libraries;
+use crate::libraries::catalog::CATALOG;
 use crate::pep517::{self, Request};
-use crate::python::PythonInfo;
+use crate::plan::arch;
 use crate::toolchain::{self, headers, Nvcc, NvccOrigin, PIP_MAJOR};
 
 fn origin_text(n: &Nvcc) -> String {

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 
 pub use crate::hint::Hint;
 
-use crate::archive::ArchiveError;
-use crate::compile::CompileError;
+use crate::audit::elf::ElfError;
+use crate::build::compile::CompileError;
 use crate::config::ConfigError;
-use crate::elf::ElfError;
+use crate::package::archive::ArchiveError;
 use crate::plan::PlanError;
 use crate::toolchain::ToolchainError;
 
@@ -29,14 +29,14 @@ pub enum Error {
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error(transparent)]
-    Audit(#[from] crate::wheel_audit::AuditError),
+    Audit(#[from] crate::audit::wheel::AuditError),
     #[error(transparent)]
-    Variant(#[from] crate::variants::VariantError),
+    Variant(#[from] crate::package::variants::VariantError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
     AuditFailed {
         wheel: String,
-        violations: Vec<crate::wheel_audit::Violation>,
+        violations: Vec<crate::audit::wheel::Violation>,
     },
     /// `prepare_metadata_for_build_wheel` wrote something the wheel build would not.
     #[error("The METADATA prepared earlier differs from the one this build produces ({0})")]

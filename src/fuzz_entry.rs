@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::audit::elf;
 use crate::config::{self, Overrides};
-use crate::elf;
 
 /// pyproject.toml text, optionally followed by a NUL byte and `key=value` lines: config
 /// settings (`-C key=value`), or with an `env:` prefix environment variables. Returns whether

@@ -23,35 +23,23 @@
 //! `pep517.rs` is the only module that calls more than one stage; `py.rs` the only one that
 //! knows Python; `ui.rs` the only one that prints.
 
-pub mod arch;
-pub mod archive;
+pub mod audit;
 pub mod bindings;
-pub mod catalog;
-pub mod compile;
+#[cfg(feature = "python")]
+mod bridge;
+pub mod build;
 pub mod config;
 pub mod doctor;
-pub mod elf;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzz_entry;
 pub mod hint;
-pub mod import_helper;
-pub mod incremental;
 pub mod inspect;
 pub mod libraries;
-pub mod link;
-pub mod metadata;
+pub mod package;
 pub mod pep517;
 pub mod plan;
-#[cfg(feature = "python")]
-mod py;
-pub mod python;
-pub mod schedule;
-pub mod stable_paths;
 pub mod toolchain;
 pub mod ui;
-pub mod variants;
-pub mod wheel_audit;
-pub mod wheel_size;
 
 pub use error::{render, Error};

@@ -9,25 +9,25 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::arch;
-use crate::archive::{self, Files};
+use crate::audit::elf;
 use crate::bindings::torch;
-use crate::compile;
+use crate::build::compile;
+use crate::build::incremental::{BuildLock, Cache};
+use crate::build::link;
+use crate::build::schedule::{self, Step};
+use crate::build::stable_paths::StablePaths;
+use crate::config::PythonInfo;
 use crate::config::{Bindings, Config, Cudart, Overrides};
-use crate::elf;
 use crate::error::Error;
-use crate::import_helper;
-use crate::incremental::{BuildLock, Cache};
 use crate::libraries::{self, FoundLibrary, Provider};
-use crate::link;
-use crate::metadata::{self, CudaRequires, DistName};
+use crate::package::archive::{self, Files};
+use crate::package::import_helper;
+use crate::package::metadata::{self, CudaRequires, DistName};
+use crate::package::variants;
+use crate::plan::arch;
 use crate::plan::{self, BuildPlan, PlanError, TargetKind, TargetPlan};
-use crate::python::PythonInfo;
-use crate::schedule::{self, Step};
-use crate::stable_paths::StablePaths;
 use crate::toolchain::{self, Toolchain, ToolchainError};
 use crate::ui;
-use crate::variants;
 
 /// What every hook gets: the project, the overrides (config settings + environment), and the
 /// Python that runs the build.
@@ -130,7 +130,7 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     toolchain::zig::check(&config.tool, &req.python.machine).map_err(ToolchainError::from)?;
     // `bindings = "torch"`: torch is asked about itself once, before flags are added.
     let torch_info = if plan.targets.iter().any(|t| t.bindings == Bindings::Torch) {
-        Some(toolchain::torch::probe(req.python)?)
+        Some(crate::bindings::torch::probe::probe(req.python)?)
     } else {
         None
     };
@@ -771,7 +771,7 @@ fn finish_wheel(
         previous,
     )?;
     // The built-in audit: the same checks as `python -m cudawheel audit`, on the finished file.
-    let violations = crate::wheel_audit::audit_wheel(&path)?;
+    let violations = crate::audit::wheel::audit_wheel(&path)?;
     if !violations.is_empty() {
         let _ = std::fs::remove_file(&path);
         return Err(Error::AuditFailed {
@@ -783,7 +783,8 @@ fn finish_wheel(
         archive::keep_copy(&path, keep);
     }
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    if let Ok(Some(text)) = crate::wheel_size::report(&path, size, crate::wheel_size::WARN_BYTES) {
+    if let Ok(Some(text)) = crate::audit::size::report(&path, size, crate::audit::size::WARN_BYTES)
+    {
         ui::warn(&text);
     }
     let archive = start.elapsed().as_secs_f64();

@@ -18,9 +18,9 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::bindings::torch::probe::TorchInfo;
 use crate::config::{Bindings, ToolConfig};
 use crate::plan::{BuildPlan, Lang, Source};
-use crate::toolchain::torch::TorchInfo;
 use crate::toolchain::ToolchainError;
 
 pub mod torch;

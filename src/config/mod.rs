@@ -2,12 +2,14 @@
 //!
 //! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
 
+pub mod interpreter;
 mod project;
 pub mod schema;
 mod tool;
 
 use std::path::{Component, Path, PathBuf};
 
+pub use interpreter::PythonInfo;
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
     suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc, KeyDef,

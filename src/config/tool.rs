@@ -348,7 +348,7 @@ pub struct ToolConfig {
     pub extensions: Vec<TargetConfig>,
     pub shared_libraries: Vec<TargetConfig>,
     pub libraries: BTreeMap<String, LibraryConfig>,
-    /// `variant`: `["cuda"]` or property strings, validated by `crate::variants`.
+    /// `variant`: `["cuda"]` or property strings, validated by `crate::package::variants`.
     pub variant: Option<Sourced<Vec<String>>>,
     pub variant_label: Option<Sourced<String>>,
     pub null_variant: Option<Sourced<bool>>,
@@ -597,7 +597,7 @@ impl Layered {
             // `archs`: CMake's `CUDAARCHS` and PyTorch's `TORCH_CUDA_ARCH_LIST` sit between
             // `CUDAWHEEL_ARCHS` and pyproject.toml (arch.rs describes the order).
             let arch_env = || {
-                crate::arch::ENV_FALLBACKS
+                crate::plan::arch::ENV_FALLBACKS
                     .iter()
                     .filter(|_| key == "archs")
                     .find_map(|var| {

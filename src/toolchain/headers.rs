@@ -387,7 +387,7 @@ pub fn include_args(
 /// in `site`; `None` when no RECORD says.
 fn record_headers(site: &Path, dist: &str, include: &Path) -> Option<Vec<String>> {
     let rel = include.strip_prefix(site).ok()?;
-    let prefix = format!("{}/", crate::metadata::portable(rel));
+    let prefix = format!("{}/", crate::package::metadata::portable(rel));
     for entry in std::fs::read_dir(site).ok()?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(stem) = name.strip_suffix(".dist-info") else {
@@ -468,7 +468,7 @@ pub fn check_runtime(
     set: &HeaderSet,
     cudart: &FoundLibrary,
     file: &str,
-    report: &crate::elf::ElfReport,
+    report: &crate::audit::elf::ElfReport,
 ) -> Result<(), super::ToolchainError> {
     let (Some(p), Some(lib), Some((a, b))) = (&cudart.provider, cudart.shared.first(), set.version)
     else {
@@ -477,7 +477,7 @@ pub fn check_runtime(
     if p.floor >= (a.into(), b.into()) || !report.needed.contains(&lib.soname) {
         return Ok(());
     }
-    let Ok(exported) = crate::elf::exported(&lib.path) else {
+    let Ok(exported) = crate::audit::elf::exported(&lib.path) else {
         return Ok(());
     };
     let symbols: Vec<String> = report

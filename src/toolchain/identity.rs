@@ -9,7 +9,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::{NvccOrigin, Toolchain};
-use crate::python::PythonInfo;
+use crate::config::PythonInfo;
 
 fn sha256(path: &Path) -> String {
     match std::fs::read(path) {

@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::arch::Gencode;
+use crate::config::PythonInfo;
 use crate::config::ToolConfig;
-use crate::python::PythonInfo;
+use crate::plan::arch::Gencode;
 
 use super::{Nvcc, ToolchainError};
 

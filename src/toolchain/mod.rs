@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::config::PythonInfo;
 use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
-use crate::python::PythonInfo;
 
 pub mod headers;
 pub mod identity;
 pub mod launcher;
-pub mod torch;
+
 pub mod zig;
 
 #[derive(Debug, thiserror::Error)]
@@ -196,8 +196,8 @@ pub struct Toolchain {
 
 impl Nvcc {
     /// What this nvcc can build (after `probe_archs`), for `arch::gencodes`.
-    pub fn arch_info(&self) -> crate::arch::NvccArchs {
-        crate::arch::NvccArchs {
+    pub fn arch_info(&self) -> crate::plan::arch::NvccArchs {
+        crate::plan::arch::NvccArchs {
             major: self.major,
             version: self.full_version.clone(),
             supported: self.archs.clone(),
@@ -432,7 +432,7 @@ pub fn build_requirements(
     for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
         let declared = tool.libraries.get(name);
         match (
-            crate::catalog::entry(name),
+            crate::libraries::catalog::entry(name),
             declared.and_then(|d| d.pip_package.as_ref()),
         ) {
             (_, Some(pkg)) => others.push(pkg.replace("{major}", &major.to_string())),
@@ -542,7 +542,7 @@ pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
 /// Fills `nvcc.archs` with what it can build: `--list-gpu-arch`, plus the `a`/`f` forms that
 /// only `--help` names.
 pub fn probe_archs(nvcc: &mut Nvcc) -> Result<(), ToolchainError> {
-    nvcc.archs = crate::arch::nvcc_supported(
+    nvcc.archs = crate::plan::arch::nvcc_supported(
         &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
         &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
     );

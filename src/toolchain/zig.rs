@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::config::PythonInfo;
 use crate::config::{Glibc, Sourced, ToolConfig};
 use crate::hint::Hint;
-use crate::python::PythonInfo;
 
 use super::HostCompiler;
 
@@ -199,7 +199,7 @@ pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
         };
         return Err(ZigError::Torch { key });
     }
-    crate::elf::known_policy(value.minor, machine).map_err(|known| ZigError::UnknownPolicy {
+    crate::audit::elf::known_policy(value.minor, machine).map_err(|known| ZigError::UnknownPolicy {
         minor: value.minor,
         origin: origin.clone(),
         arch: machine.to_string(),

@@ -20,8 +20,8 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::compile::{CompileError, Job};
-use crate::incremental::{Cache, Freshness};
+use crate::build::compile::{CompileError, Job};
+use crate::build::incremental::{Cache, Freshness};
 use crate::ui;
 
 /// A job and the indices of the steps it needs.
@@ -164,7 +164,7 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     let start = Instant::now();
     // Arguments nvcc's internal shell would change are refused before anything runs.
     for s in steps {
-        crate::compile::check_nvcc_args(&s.job)?;
+        crate::build::compile::check_nvcc_args(&s.job)?;
     }
     let n = steps.len();
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];

@@ -4,13 +4,15 @@
 //! files, include folders, output paths inside the wheel, the packages to ship, parsed archs).
 //! Touches the filesystem read-only (globs) and spawns nothing.
 
+pub mod arch;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::arch::{self, ArchError, ArchList};
+use crate::config::PythonInfo;
 use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx};
 use crate::hint::Hint;
-use crate::python::PythonInfo;
+use arch::{ArchError, ArchList};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {

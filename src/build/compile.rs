@@ -7,10 +7,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
-use crate::arch::Gencode;
+use crate::config::PythonInfo;
 use crate::hint::Hint;
+use crate::plan::arch::Gencode;
 use crate::plan::{BuildPlan, Lang, TargetPlan};
-use crate::python::PythonInfo;
 use crate::toolchain::Toolchain;
 use crate::ui;
 

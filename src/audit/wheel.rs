@@ -10,8 +10,8 @@ use std::io::Read;
 use std::path::Path;
 use std::str::FromStr;
 
-use crate::catalog;
-use crate::elf::{self, ElfReport, SYSTEM_LIBRARIES};
+use crate::audit::elf::{self, ElfReport, SYSTEM_LIBRARIES};
+use crate::libraries::catalog;
 
 /// One problem: where, what, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,14 +169,16 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
     let variant_json = member(".dist-info/variant.json").map(|(_, b)| b.as_slice());
-    for (problem, fix) in crate::variants::audit(&filename, variant_json, &record, dist_info) {
+    for (problem, fix) in
+        crate::package::variants::audit(&filename, variant_json, &record, dist_info)
+    {
         violations.push(Violation {
             file: filename.clone(),
             problem,
             fix,
         });
     }
-    let platform = match crate::variants::split_wheel_name(&filename) {
+    let platform = match crate::package::variants::split_wheel_name(&filename) {
         Some((_, _, Some(label))) => platform_before_label(&filename, label),
         _ => platform,
     };

@@ -24,8 +24,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::compile::Job;
-use crate::python::PythonInfo;
+use crate::build::compile::Job;
+use crate::config::PythonInfo;
 use crate::toolchain::{NvccOrigin, Toolchain};
 
 /// How the build environment's folders are named in commands.

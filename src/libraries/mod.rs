@@ -6,14 +6,16 @@
 //! `<PREFIX>_DIR`; NVIDIA wheels on `sys.path` (told apart by their distribution, never by
 //! folder); the CUDA toolkit in use; Debian multiarch and RPM layouts plus `search` entries.
 
+pub mod catalog;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pep440_rs::Version;
 
-use crate::catalog::{self, WheelLayout};
 use crate::config::{suggest, LibraryConfig, ToolConfig};
 use crate::toolchain::{Nvcc, ToolchainError};
+use catalog::WheelLayout;
 
 type Env = BTreeMap<String, String>;
 
@@ -286,7 +288,7 @@ fn shared_files(dir: &Path, name: &str) -> Vec<PathBuf> {
 fn find_shared(dirs: &[PathBuf], name: &str) -> Option<SharedLib> {
     for dir in dirs {
         for path in shared_files(dir, name) {
-            let Ok(report) = crate::elf::read(&path) else {
+            let Ok(report) = crate::audit::elf::read(&path) else {
                 continue;
             };
             let soname = report.soname.unwrap_or_else(|| {
@@ -316,7 +318,7 @@ pub fn owning_distribution(file: &Path) -> Option<(String, Version)> {
     for _ in 0..5 {
         let d = dir?;
         if let Ok(rel) = file.strip_prefix(d) {
-            if let Some(found) = owner_in(d, &crate::metadata::portable(rel)) {
+            if let Some(found) = owner_in(d, &crate::package::metadata::portable(rel)) {
                 return Some(found);
             }
         }

@@ -15,12 +15,14 @@
 //!   sources need a torch built with CUDA; the NVIDIA wheels the extension requires never ask
 //!   for more than torch's `==` pins installed (`fit_floors`).
 
+pub mod probe;
+
 use std::collections::BTreeMap;
 
+use crate::bindings::torch::probe::TorchInfo;
 use crate::config::{Bindings, ToolConfig};
 use crate::libraries::{FoundLibrary, Provider, SharedLib};
 use crate::plan::{Lang, TargetPlan};
-use crate::toolchain::torch::TorchInfo;
 use crate::toolchain::{Nvcc, ToolchainError};
 
 /// The distribution providing torch's libraries.
@@ -79,7 +81,7 @@ pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, Too
         let mut shared = Vec::new();
         for name in *names {
             let path = lib_dir.join(format!("lib{name}.so"));
-            let soname = crate::elf::read(&path)
+            let soname = crate::audit::elf::read(&path)
                 .ok()
                 .and_then(|r| r.soname)
                 .ok_or_else(|| ToolchainError::TorchNotFound {

@@ -9,9 +9,9 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 
 use crate::config::Overrides;
+use crate::config::PythonInfo;
 use crate::error::Error;
 use crate::pep517::{self, Request};
-use crate::python::PythonInfo;
 
 create_exception!(_core, BuildError, pyo3::exceptions::PyException);
 
@@ -59,10 +59,10 @@ fn run(
             req.overrides,
             req.python
         ))),
-        "audit" => crate::wheel_audit::audit_wheel(Path::new(source_tree))
+        "audit" => crate::audit::wheel::audit_wheel(Path::new(source_tree))
             .map(|v| serde_json::json!(v.iter().map(ToString::to_string).collect::<Vec<_>>()))
             .map_err(Error::from),
-        "gpu_code" => crate::wheel_audit::gpu_code_of_wheel(Path::new(source_tree))
+        "gpu_code" => crate::audit::wheel::gpu_code_of_wheel(Path::new(source_tree))
             .map(|v| serde_json::json!(v))
             .map_err(Error::from),
         other => return Err(format!("cudawheel: internal error: unknown hook {other}")),
@@ -125,7 +125,7 @@ fn build_matrix(
 #[pyfunction]
 fn variants_json(py: Python<'_>, dir: &str) -> PyResult<Vec<String>> {
     py.detach(|| {
-        crate::variants::index_for_dir(Path::new(dir))
+        crate::package::variants::index_for_dir(Path::new(dir))
             .map(|v| v.iter().map(|p| p.display().to_string()).collect())
             .map_err(|e| crate::render(&Error::from(e)))
     })

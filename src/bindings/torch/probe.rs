@@ -10,8 +10,8 @@ use std::process::Command;
 
 use serde::Deserialize;
 
-use super::ToolchainError;
-use crate::python::PythonInfo;
+use crate::config::PythonInfo;
+use crate::toolchain::ToolchainError;
 
 /// What the probe prints (one JSON object on its last line of stdout).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]

@@ -126,7 +126,7 @@ pub fn read(path: &Path) -> Result<ElfReport, ElfError> {
     parse(path, &bytes)
 }
 
-/// One manylinux policy (PEP 600), from auditwheel's policy file (`src/data/`, refreshed by
+/// One manylinux policy (PEP 600), from auditwheel's policy file (`src/audit/data/`, refreshed by
 /// `scripts/refresh-manylinux-policy.py`).
 #[derive(Debug, serde::Deserialize)]
 struct Policy {
