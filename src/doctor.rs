@@ -276,12 +276,12 @@ fn header_report(
                 .and_then(|s| libraries::find(&s, n.major, n, env, &python.sys_path, false).ok())
                 .map(|mut f| {
                     if let Some(p) = f.provider.as_mut() {
-                        p.floor = headers::runtime_floor(&set, p.floor);
+                        p.floor = crate::libraries::cudart::runtime_floor(&set, p.floor);
                     }
                     f
                 });
             let _ = writeln!(w, "Header set and runtime a build would use:");
-            for line in headers::explain(&set, cudart.as_ref()) {
+            for line in crate::libraries::cudart::explain(&set, cudart.as_ref()) {
                 let _ = writeln!(w, "  {line}");
             }
             if cudart.is_none() {

@@ -90,3 +90,9 @@ pub fn render(err: &Error) -> String {
     }
     out
 }
+
+impl From<crate::inspect::elf::ReadError> for Error {
+    fn from(e: crate::inspect::elf::ReadError) -> Self {
+        Error::Elf(ElfError::Read(e))
+    }
+}

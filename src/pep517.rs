@@ -167,7 +167,7 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     };
     let mut cudart = libraries::find(&cudart_spec, major, &toolchain.nvcc, env, sys_path, false)?;
     if let Some(p) = cudart.provider.as_mut() {
-        p.floor = toolchain::headers::runtime_floor(&toolchain.headers, p.floor);
+        p.floor = crate::libraries::cudart::runtime_floor(&toolchain.headers, p.floor);
     }
     let mut libs = BTreeMap::new();
     libs.insert("cudart".to_string(), cudart);
@@ -318,7 +318,7 @@ fn dist_info_files(r: &Resolved, files: &mut Files) -> Result<(), Error> {
     }
     for lic in &r.config.project.license_files {
         files.add_file(
-            &format!("{di}/licenses/{}", metadata::portable(lic)),
+            &format!("{di}/licenses/{}", crate::inspect::site::portable(lic)),
             &r.config.root.join(lic),
         )?;
     }
@@ -447,9 +447,10 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     // Which headers and which libcudart, and why: when their releases differ (a system toolkit
     // next to a runtime wheel of another release), or with `verbose`.
     let cudart = r.libs.get("cudart");
-    let differs = cudart.is_some_and(|rt| toolchain::headers::runtime_differs(&tc.headers, rt));
+    let differs =
+        cudart.is_some_and(|rt| crate::libraries::cudart::runtime_differs(&tc.headers, rt));
     if differs || tool.verbose {
-        for line in toolchain::headers::explain(&tc.headers, cudart) {
+        for line in crate::libraries::cudart::explain(&tc.headers, cudart) {
             match line.strip_prefix("warning: ") {
                 Some(w) => ui::warn(w),
                 None => ui::status(&line),
@@ -501,7 +502,7 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
     let mut object_steps: Vec<Vec<usize>> = Vec::new();
     for (i, target) in r.plan.targets.iter().enumerate() {
         let own_root = build_dir.join("cuda-headers");
-        let includes = toolchain::headers::include_args(&tc.headers, &r.libs_of(i), &own_root)
+        let includes = crate::build::includes::include_args(&tc.headers, &r.libs_of(i), &own_root)
             .map_err(|source| compile::CompileError::BuildDir {
                 path: own_root.clone(),
                 source,
@@ -625,7 +626,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             tool.system_rpath,
         )?;
         if let Some(rt) = r.libs.get("cudart") {
-            toolchain::headers::check_runtime(&tc.headers, rt, &target.wheel_path, &report)?;
+            crate::audit::runtime_symbols::check_runtime(
+                &tc.headers,
+                rt,
+                &target.wheel_path,
+                &report,
+            )?;
         }
         needed.extend(report.needed.iter().cloned());
         reports.push(report);
@@ -930,7 +936,7 @@ fn add_package(
             .path()
             .strip_prefix(python_source)
             .expect("walk stays under python_source");
-        let rel = metadata::portable(rel);
+        let rel = crate::inspect::site::portable(rel);
         let is_stale_build = stale.contains(&rel) || rel.ends_with("/_cuda_libs.py");
         if rel.ends_with(".pyc") || is_stale_build {
             continue;
@@ -994,7 +1000,7 @@ pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error>
     let mut extra: BTreeMap<String, PathBuf> = BTreeMap::new();
     for ext in &plan.targets {
         for src in &ext.sources {
-            extra.insert(metadata::portable(&src.rel), src.path.clone());
+            extra.insert(crate::inspect::site::portable(&src.rel), src.path.clone());
             // Headers next to the sources.
             if let Some(dir) = src.path.parent() {
                 add_headers(&mut extra, root, dir, false);
@@ -1005,10 +1011,10 @@ pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error>
         }
     }
     if let Some(readme) = config.project.readme.as_ref().and_then(|r| r.file.as_ref()) {
-        extra.insert(metadata::portable(readme), root.join(readme));
+        extra.insert(crate::inspect::site::portable(readme), root.join(readme));
     }
     for lic in &config.project.license_files {
-        extra.insert(metadata::portable(lic), root.join(lic));
+        extra.insert(crate::inspect::site::portable(lic), root.join(lic));
     }
     for (rel, path) in extra {
         files.add_file(&rel, &path)?;
@@ -1022,7 +1028,11 @@ pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error>
         let mut pkg_files = Files::default();
         add_package(&mut pkg_files, &plan.python_source, pkg, &plan)?;
         for (path, bytes, exec) in pkg_files.into_entries() {
-            files.add_bytes(&metadata::portable(&src_prefix.join(path)), bytes, exec);
+            files.add_bytes(
+                &crate::inspect::site::portable(&src_prefix.join(path)),
+                bytes,
+                exec,
+            );
         }
     }
     let filename = format!("{top}.tar.gz");
@@ -1042,7 +1052,7 @@ fn add_headers(out: &mut BTreeMap<String, PathBuf>, root: &Path, dir: &Path, rec
             .is_some_and(|e| HEADERS.contains(&e));
         if entry.file_type().is_file() && is_header {
             if let Ok(rel) = p.strip_prefix(root) {
-                out.insert(metadata::portable(rel), p.to_path_buf());
+                out.insert(crate::inspect::site::portable(rel), p.to_path_buf());
             }
         }
     }

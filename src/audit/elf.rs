@@ -1,22 +1,19 @@
-//! Stage 6, ELF: read what the linker produced (goblin), check it against the rules of
-//! contract §4, and derive the manylinux platform tag. Knows ELF, not wheels or CUDA catalogues:
+//! Stage 6, ELF audit: check what the linker produced (read by `inspect::elf`) against the
+//! rules of contract §4, and derive the manylinux platform tag. Knows ELF, not wheels or CUDA catalogues:
 //! callers pass the NVIDIA SONAMEs that the wheel's dependencies provide.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use crate::hint::Hint;
+pub use crate::inspect::elf::{parse, read, ElfReport, ReadError};
+pub use crate::inspect::manylinux::{known_policy, SYSTEM_LIBRARIES};
+use crate::inspect::manylinux::{policies, Policy};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ElfError {
-    #[error("Cannot read {}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} is not a readable ELF file: {message}", path.display())]
-    Malformed { path: PathBuf, message: String },
+    #[error(transparent)]
+    Read(#[from] ReadError),
     #[error("{wheel_path}: {problem}")]
     Audit {
         wheel_path: String,
@@ -29,164 +26,10 @@ impl Hint for ElfError {
     fn hints(&self) -> Vec<String> {
         match self {
             ElfError::Audit { fix, .. } => vec![fix.clone()],
-            ElfError::Io { .. } => vec!["check that the file exists and is readable".into()],
-            ElfError::Malformed { .. } => vec![
-                "the linker's output is damaged or is not a shared object: delete `build-dir` and build again".into(),
-            ],
+            ElfError::Read(e) => e.hints(),
         }
     }
 }
-
-/// What an ELF shared object declares about its loading.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ElfReport {
-    pub soname: Option<String>,
-    pub needed: Vec<String>,
-    /// DT_RPATH entries, split on `:`.
-    pub rpath: Vec<String>,
-    /// DT_RUNPATH entries, split on `:`.
-    pub runpath: Vec<String>,
-    /// Versioned symbol requirements: library -> {`GLIBC_2.14`, ...}.
-    pub version_needs: BTreeMap<String, BTreeSet<String>>,
-    /// e_machine
-    pub machine: u16,
-    /// Undefined dynamic symbols (imports), for the policies' blacklists.
-    pub undefined: BTreeSet<String>,
-}
-
-fn split_paths(entries: &[&str]) -> Vec<String> {
-    entries
-        .iter()
-        .flat_map(|e| e.split(':'))
-        .map(str::to_string)
-        .collect()
-}
-
-/// Parses an ELF image held in memory.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ElfError> {
-    let elf = goblin::elf::Elf::parse(bytes).map_err(|e| ElfError::Malformed {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let mut version_needs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    if let Some(verneed) = &elf.verneed {
-        for need in verneed.iter() {
-            let Some(file) = elf.dynstrtab.get_at(need.vn_file) else {
-                continue;
-            };
-            for aux in need.iter() {
-                if let Some(name) = elf.dynstrtab.get_at(aux.vna_name) {
-                    version_needs
-                        .entry(file.to_string())
-                        .or_default()
-                        .insert(name.to_string());
-                }
-            }
-        }
-    }
-    Ok(ElfReport {
-        soname: elf.soname.map(str::to_string),
-        needed: elf.libraries.iter().map(|s| s.to_string()).collect(),
-        rpath: split_paths(&elf.rpaths),
-        runpath: split_paths(&elf.runpaths),
-        version_needs,
-        machine: elf.header.e_machine,
-        undefined: elf
-            .dynsyms
-            .iter()
-            .filter(|s| s.st_shndx == 0 && s.st_name != 0)
-            .filter_map(|s| elf.dynstrtab.get_at(s.st_name).map(str::to_string))
-            .collect(),
-    })
-}
-
-/// The dynamic symbols a shared library defines (what it exports), without version suffixes.
-pub fn exported(path: &Path) -> Result<BTreeSet<String>, ElfError> {
-    let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let elf = goblin::elf::Elf::parse(&bytes).map_err(|e| ElfError::Malformed {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    Ok(elf
-        .dynsyms
-        .iter()
-        .filter(|s| s.st_shndx != 0 && s.st_name != 0)
-        .filter_map(|s| elf.dynstrtab.get_at(s.st_name).map(str::to_string))
-        .collect())
-}
-
-pub fn read(path: &Path) -> Result<ElfReport, ElfError> {
-    let bytes = std::fs::read(path).map_err(|source| ElfError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(path, &bytes)
-}
-
-/// One manylinux policy (PEP 600), from auditwheel's policy file (`src/audit/data/`, refreshed by
-/// `scripts/refresh-manylinux-policy.py`).
-#[derive(Debug, serde::Deserialize)]
-struct Policy {
-    name: String,
-    priority: i64,
-    /// arch -> family (`GLIBC`, `GLIBCXX`, ...) -> allowed versions.
-    symbol_versions: BTreeMap<String, BTreeMap<String, Vec<String>>>,
-    lib_whitelist: Vec<String>,
-    /// library -> symbols a wheel must not import from it.
-    blacklist: BTreeMap<String, Vec<String>>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-struct PolicyFile {
-    policies: Vec<Policy>,
-}
-
-fn policies() -> &'static [Policy] {
-    static POLICIES: std::sync::OnceLock<Vec<Policy>> = std::sync::OnceLock::new();
-    POLICIES.get_or_init(|| {
-        let file: PolicyFile = serde_json::from_str(include_str!("data/manylinux-policy.json"))
-            .expect("the vendored manylinux policy file parses");
-        let mut list = file.policies;
-        // Oldest (highest priority) first.
-        list.sort_by_key(|p| -p.priority);
-        list
-    })
-}
-
-/// Libraries every manylinux policy lets a wheel load from the system.
-pub const SYSTEM_LIBRARIES: &[&str] = &[
-    "libgcc_s.so.1",
-    "libstdc++.so.6",
-    "libm.so.6",
-    "libdl.so.2",
-    "librt.so.1",
-    "libc.so.6",
-    "libnsl.so.1",
-    "libutil.so.1",
-    "libpthread.so.0",
-    "libresolv.so.2",
-    "libX11.so.6",
-    "libXext.so.6",
-    "libXrender.so.1",
-    "libICE.so.6",
-    "libSM.so.6",
-    "libGL.so.1",
-    "libgobject-2.0.so.0",
-    "libgthread-2.0.so.0",
-    "libglib-2.0.so.0",
-    "ld-linux-x86-64.so.2",
-    "ld-linux-aarch64.so.1",
-    "libz.so.1",
-    "libexpat.so.1",
-    "libatomic.so.1",
-    "libanl.so.1",
-    "libmvec.so.1",
-    // The driver's library: never bundled, never in RPATH, always from the system.
-    "libcuda.so.1",
-];
 
 /// Why ELF files do not satisfy one policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -267,21 +110,6 @@ const LEGACY_ALIASES: &[(&str, &str)] = &[
     ("manylinux_2_12", "manylinux2010"),
     ("manylinux_2_17", "manylinux2014"),
 ];
-
-/// `manylinux = "2_N"`: whether auditwheel's policies know `manylinux_2_N` for `arch`.
-pub fn known_policy(minor: u32, arch: &str) -> Result<(), Vec<String>> {
-    let name = format!("manylinux_2_{minor}");
-    let known: Vec<String> = policies()
-        .iter()
-        .filter(|p| p.symbol_versions.contains_key(arch) && p.name.starts_with("manylinux_2_"))
-        .map(|p| p.name.clone())
-        .collect();
-    if known.contains(&name) {
-        Ok(())
-    } else {
-        Err(known)
-    }
-}
 
 /// The platform tag of a wheel built for `manylinux_2_<minor>` (zig mode), after checking that
 /// every ELF satisfies that policy: `manylinux_2_17_x86_64` plus its legacy alias

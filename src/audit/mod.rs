@@ -3,5 +3,6 @@
 //! finished wheel (also `python -m cudawheel audit`); `size` reports what makes a wheel big.
 
 pub mod elf;
+pub mod runtime_symbols;
 pub mod size;
 pub mod wheel;

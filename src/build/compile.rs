@@ -293,7 +293,7 @@ fn compress_flag(tc: &Toolchain) -> String {
 }
 
 /// The compile commands of one target. `cuda_includes`: the CUDA include arguments, in order
-/// (its libraries' folders and the toolkit's header set: `toolchain::headers::include_args`).
+/// (its libraries' folders and the toolkit's header set: `build::includes::include_args`).
 pub fn compile_jobs(
     ext: &TargetPlan,
     plan: &BuildPlan,

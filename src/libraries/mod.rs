@@ -7,6 +7,7 @@
 //! folder); the CUDA toolkit in use; Debian multiarch and RPM layouts plus `search` entries.
 
 pub mod catalog;
+pub mod cudart;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use pep440_rs::Version;
 
 use crate::config::{suggest, LibraryConfig, ToolConfig};
+use crate::inspect::site::owning_distribution;
 use crate::toolchain::{Nvcc, ToolchainError};
 use catalog::WheelLayout;
 
@@ -288,7 +290,7 @@ fn shared_files(dir: &Path, name: &str) -> Vec<PathBuf> {
 fn find_shared(dirs: &[PathBuf], name: &str) -> Option<SharedLib> {
     for dir in dirs {
         for path in shared_files(dir, name) {
-            let Ok(report) = crate::audit::elf::read(&path) else {
+            let Ok(report) = crate::inspect::elf::read(&path) else {
                 continue;
             };
             let soname = report.soname.unwrap_or_else(|| {
@@ -300,57 +302,6 @@ fn find_shared(dirs: &[PathBuf], name: &str) -> Option<SharedLib> {
             let path = if by_soname.is_file() { by_soname } else { path };
             return Some(SharedLib { soname, path });
         }
-    }
-    None
-}
-
-/// The distribution whose RECORD lists `file`, looking for `.dist-info` folders in the file's
-/// ancestors (a `sys.path` entry, or a `pip install --target` prefix).
-pub fn owning_distribution(file: &Path) -> Option<(String, Version)> {
-    // Through symlinked folders (a toolkit's `lib64 -> py/nvidia/cuda_runtime/lib`) to the
-    // folder the wheel was installed into; the file name itself stays as RECORD lists it.
-    let real_dir = file.parent().and_then(|d| std::fs::canonicalize(d).ok());
-    let file = &real_dir.map_or_else(
-        || file.to_path_buf(),
-        |d| d.join(file.file_name().unwrap_or_default()),
-    );
-    let mut dir = file.parent();
-    for _ in 0..5 {
-        let d = dir?;
-        if let Ok(rel) = file.strip_prefix(d) {
-            if let Some(found) = owner_in(d, &crate::package::metadata::portable(rel)) {
-                return Some(found);
-            }
-        }
-        dir = d.parent();
-    }
-    None
-}
-
-fn owner_in(site: &Path, rel: &str) -> Option<(String, Version)> {
-    for entry in std::fs::read_dir(site).ok()?.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".dist-info") {
-            continue;
-        }
-        let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else {
-            continue;
-        };
-        if !record.lines().any(|l| l.split(',').next() == Some(rel)) {
-            continue;
-        }
-        let metadata = std::fs::read_to_string(entry.path().join("METADATA")).ok()?;
-        let field = |key: &str| {
-            metadata
-                .lines()
-                .take_while(|l| !l.is_empty())
-                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
-        };
-        let version: Version = field("Version:")?.parse().ok()?;
-        let dist = field("Name:")?
-            .to_ascii_lowercase()
-            .replace(['_', '.'], "-");
-        return Some((dist, version));
     }
     None
 }

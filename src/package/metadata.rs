@@ -1,8 +1,8 @@
 //! Core Metadata 2.4 (METADATA / PKG-INFO), WHEEL and entry_points.txt, rendered from the
 //! validated `[project]` and the CUDA runtime requirements the build derived. Pure: no IO.
 
+use crate::inspect::site::portable;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use pep508_rs::PackageName;
 
@@ -203,15 +203,6 @@ pub fn entry_points(project: &Project) -> Option<String> {
     }
     Some(out)
 }
-
-/// `/`-separated path for archives and metadata.
-pub fn portable(p: &Path) -> String {
-    p.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;

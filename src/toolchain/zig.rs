@@ -199,11 +199,13 @@ pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
         };
         return Err(ZigError::Torch { key });
     }
-    crate::audit::elf::known_policy(value.minor, machine).map_err(|known| ZigError::UnknownPolicy {
-        minor: value.minor,
-        origin: origin.clone(),
-        arch: machine.to_string(),
-        known,
+    crate::inspect::manylinux::known_policy(value.minor, machine).map_err(|known| {
+        ZigError::UnknownPolicy {
+            minor: value.minor,
+            origin: origin.clone(),
+            arch: machine.to_string(),
+            known,
+        }
     })
 }
 

@@ -81,7 +81,7 @@ pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, Too
         let mut shared = Vec::new();
         for name in *names {
             let path = lib_dir.join(format!("lib{name}.so"));
-            let soname = crate::audit::elf::read(&path)
+            let soname = crate::inspect::elf::read(&path)
                 .ok()
                 .and_then(|r| r.soname)
                 .ok_or_else(|| ToolchainError::TorchNotFound {

@@ -5,12 +5,13 @@
 //! `==` pins chose). `bindings::torch` turns the answer into flags, libraries and checks.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde::Deserialize;
 
 use crate::config::PythonInfo;
+use crate::inspect::site::same_dir;
 use crate::toolchain::ToolchainError;
 
 /// What the probe prints (one JSON object on its last line of stdout).
@@ -158,13 +159,6 @@ pub fn probe(python: &PythonInfo) -> Result<TorchInfo, ToolchainError> {
         )));
     }
     Ok(info)
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
-    }
 }
 
 #[cfg(test)]
