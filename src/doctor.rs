@@ -126,7 +126,7 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         header_report(w, &tool, n, env, python);
     }
     gpu_archs(w, &tool, nvcc.as_ref());
-    match toolchain::build_requirements(&tool, env, python) {
+    match pep517::build_requirements(&tool, env, python) {
         Ok(reqs) if reqs.is_empty() => {
             let _ = writeln!(w, "Build requirements (isolated builds): none");
         }

@@ -16,8 +16,7 @@ use crate::build::incremental::{BuildLock, Cache};
 use crate::build::link;
 use crate::build::schedule::{self, Step};
 use crate::build::stable_paths::StablePaths;
-use crate::config::PythonInfo;
-use crate::config::{Bindings, Config, Cudart, Overrides};
+use crate::config::{Bindings, Config, Cudart, Overrides, PythonInfo, ToolConfig};
 use crate::error::Error;
 use crate::libraries::{self, FoundLibrary, Provider};
 use crate::package::archive::{self, Files};
@@ -328,11 +327,21 @@ fn dist_info_files(r: &Resolved, files: &mut Files) -> Result<(), Error> {
 pub fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
-    Ok(toolchain::build_requirements(
-        &config.tool,
-        &req.overrides.env,
-        req.python,
-    )?)
+    build_requirements(&config.tool, &req.overrides.env, req.python)
+}
+
+/// What `get_requires_for_build_wheel` returns: the toolkit and CUDA libraries from PyPI, the
+/// binding libraries, then the build tools (launcher, zig).
+pub fn build_requirements(
+    tool: &ToolConfig,
+    env: &toolchain::Env,
+    python: &PythonInfo,
+) -> Result<Vec<String>, Error> {
+    let toolkit = toolchain::toolkit_request(tool, env, python)?;
+    let mut reqs = libraries::build_requirements(tool, &toolkit);
+    reqs.extend(crate::bindings::requirements(tool, toolkit.major));
+    reqs.extend(toolchain::tool_requirements(tool));
+    Ok(reqs)
 }
 
 pub fn get_requires_for_build_sdist(req: &Request<'_>) -> Result<Vec<String>, Error> {

@@ -5,4 +5,5 @@
 pub mod elf;
 pub mod runtime_symbols;
 pub mod size;
+pub mod variants;
 pub mod wheel;

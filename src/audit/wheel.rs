@@ -169,8 +169,7 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
     let variant_json = member(".dist-info/variant.json").map(|(_, b)| b.as_slice());
-    for (problem, fix) in
-        crate::package::variants::audit(&filename, variant_json, &record, dist_info)
+    for (problem, fix) in crate::audit::variants::audit(&filename, variant_json, &record, dist_info)
     {
         violations.push(Violation {
             file: filename.clone(),
@@ -178,7 +177,7 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
             fix,
         });
     }
-    let platform = match crate::package::variants::split_wheel_name(&filename) {
+    let platform = match crate::audit::variants::split_wheel_name(&filename) {
         Some((_, _, Some(label))) => platform_before_label(&filename, label),
         _ => platform,
     };

@@ -11,6 +11,10 @@ use std::str::FromStr;
 
 use super::ConfigError;
 
+/// Environment variables below `CUDAWHEEL_ARCHS` for `archs`, in order: CMake's, then
+/// PyTorch's (`plan::arch` reads every spelling).
+pub const ENV_FALLBACKS: &[&str] = &["CUDAARCHS", "TORCH_CUDA_ARCH_LIST"];
+
 /// Where a value came from; shown in messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -597,7 +601,7 @@ impl Layered {
             // `archs`: CMake's `CUDAARCHS` and PyTorch's `TORCH_CUDA_ARCH_LIST` sit between
             // `CUDAWHEEL_ARCHS` and pyproject.toml (arch.rs describes the order).
             let arch_env = || {
-                crate::plan::arch::ENV_FALLBACKS
+                ENV_FALLBACKS
                     .iter()
                     .filter(|_| key == "archs")
                     .find_map(|var| {

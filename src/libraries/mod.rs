@@ -16,7 +16,7 @@ use pep440_rs::Version;
 
 use crate::config::{suggest, LibraryConfig, ToolConfig};
 use crate::inspect::site::owning_distribution;
-use crate::toolchain::{Nvcc, ToolchainError};
+use crate::toolchain::{Nvcc, ToolchainError, ToolkitRequest};
 use catalog::WheelLayout;
 
 type Env = BTreeMap<String, String>;
@@ -481,6 +481,51 @@ pub fn find(
         probes,
         env_prefix: spec.env_prefix.clone(),
     })
+}
+
+/// What `get_requires_for_build_wheel` asks PyPI for the CUDA libraries and the toolkit:
+/// `cuda-toolkit[<extras>]<pin>` (the compiler's extras plus the catalogued libraries' extras:
+/// `cuda-toolkit[cublas]==12.4.*` for what a system CUDA 12.4 lacks in wheel form), then the
+/// wheels no extra holds (`nvidia-nccl-cu13`, a `pip-package`). Libraries of `optional` targets
+/// are not asked for (they are used when found).
+pub fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) -> Vec<String> {
+    let major = toolkit.major;
+    let mut extras = toolkit.extras.clone();
+    let mut others = Vec::new();
+    let targets = tool
+        .extensions
+        .iter()
+        .chain(&tool.shared_libraries)
+        .filter(|t| !t.optional);
+    for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
+        let declared = tool.libraries.get(name);
+        match (
+            catalog::entry(name),
+            declared.and_then(|d| d.pip_package.as_ref()),
+        ) {
+            (_, Some(pkg)) => others.push(pkg.replace("{major}", &major.to_string())),
+            (Some(e), None) => match (e.toolkit_extra, e.wheel(major)) {
+                (Some(extra), Some(_)) => extras.push(extra),
+                (None, Some(w)) => others.push(w.dist.to_string()),
+                _ => {}
+            },
+            (None, None) => {}
+        }
+    }
+    if toolkit.system {
+        // The system toolkit brings its own runtime and CCCL headers.
+        extras.retain(|e| *e != "cudart" && *e != "cccl");
+    }
+    extras.sort_unstable();
+    extras.dedup();
+    let mut reqs = Vec::new();
+    if !extras.is_empty() {
+        reqs.push(format!("cuda-toolkit[{}]{}", extras.join(","), toolkit.pin));
+    }
+    others.sort();
+    others.dedup();
+    reqs.extend(others);
+    reqs
 }
 
 #[cfg(test)]

