@@ -199,7 +199,7 @@ fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
                     libs.entry(name.clone()).or_insert(found);
                     names.push(name.clone());
                 }
-                Err(e @ toolchain::ToolchainError::LibraryNotFound { .. }) if target.optional => {
+                Err(e @ libraries::LibraryError::NotFound { .. }) if target.optional => {
                     missing = Some(e.to_string());
                 }
                 Err(e) => return Err(e.into()),

