@@ -39,6 +39,7 @@ pub mod libraries;
 pub mod package;
 pub mod pep517;
 pub mod plan;
+pub mod resolve;
 pub mod toolchain;
 pub mod ui;
 

@@ -8,6 +8,7 @@
 
 pub mod catalog;
 pub mod cudart;
+pub mod targets;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

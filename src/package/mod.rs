@@ -1,8 +1,23 @@
 //! Stage 7, package: what goes into a wheel or sdist and how it is written. `metadata` renders
 //! Core Metadata and WHEEL; `import_helper` generates `<package>/_cuda_libs.py`; `variants`
-//! makes wheel variants (PEP 825); `archive` writes deterministic, atomic zip/tar.gz files.
+//! makes wheel variants (PEP 825); `wheel` and `sdist` say what each archive holds; `archive`
+//! writes deterministic, atomic zip/tar.gz files.
 
 pub mod archive;
 pub mod import_helper;
 pub mod metadata;
+pub mod sdist;
 pub mod variants;
+pub mod wheel;
+
+use crate::config::Config;
+use metadata::DistName;
+
+/// The distribution name: the project's, plus `name-suffix` unless this is a variant build
+/// (variants of every CUDA major share one name).
+pub fn dist_name(config: &Config, variant: Option<&variants::Spec>, major: u32) -> DistName {
+    match variant {
+        Some(_) => DistName::new(&config.project, ""),
+        None => DistName::new(&config.project, &config.tool.suffix_for(major)),
+    }
+}

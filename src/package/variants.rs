@@ -417,6 +417,23 @@ pub fn derive(major: u32, minor: u32, floor: DriverFloor, code: &GpuCode) -> Vec
     out
 }
 
+/// A variant build's label and `variant.json`, its properties derived from the GPU code read
+/// back from the built ELF files.
+pub fn label_and_json(
+    spec: &Spec,
+    (major, minor): (u32, u32),
+    gpu_code: &[crate::inspect::fatbin::GpuCode],
+) -> (String, String) {
+    let mut code = GpuCode::default();
+    for gpu in gpu_code {
+        code.add(gpu);
+    }
+    let label = spec.label_for(major);
+    let properties = spec.properties_for(major, minor, &code);
+    let json = spec.variant_json(&label, &properties);
+    (label, json)
+}
+
 /// The `variant.json` of a wheel, and its `.dist-info` folder name.
 fn read_variant_json(path: &Path) -> Result<Option<(String, Value)>, VariantError> {
     let bad = |message: String| VariantError::Read {

@@ -22,13 +22,18 @@ use std::collections::BTreeMap;
 use crate::bindings::torch::probe::TorchInfo;
 use crate::config::{Bindings, ToolConfig};
 use crate::libraries::{FoundLibrary, Provider, SharedLib};
-use crate::plan::{Lang, TargetPlan};
+use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::toolchain::{Nvcc, ToolchainError};
 
 /// The distribution providing torch's libraries.
 pub const DIST: &str = "torch";
 /// Where they are, relative to site-packages.
 pub const SITE_LIB_DIR: &str = "torch/lib";
+
+/// Whether a library comes from torch (its requirement is torch's, not a CUDA one).
+pub fn is_torch_library(lib: &FoundLibrary) -> bool {
+    lib.provider.as_ref().is_some_and(|p| p.dist == DIST)
+}
 
 /// Torch's libraries, in groups linked together: every torch extension links `torch`; the
 /// others as `groups_for` says.
@@ -196,6 +201,40 @@ pub fn check_cuda(
             nvcc.major, nvcc.minor, info.version
         )
     }))
+}
+
+/// For a build with torch targets: nvcc is checked against torch's CUDA (a minor mismatch
+/// warns; the first torch target with CUDA sources names the problem), then torch's
+/// libraries, found.
+pub fn for_build(
+    info: &TorchInfo,
+    plan: &BuildPlan,
+    nvcc: &Nvcc,
+) -> Result<BTreeMap<String, FoundLibrary>, ToolchainError> {
+    let cuda_target = plan
+        .targets
+        .iter()
+        .find(|t| t.bindings == Bindings::Torch && t.sources.iter().any(|s| s.lang == Lang::Cuda))
+        .map(|t| t.key.as_str());
+    if let Some(warning) = check_cuda(info, nvcc, cuda_target)? {
+        crate::ui::warn(&warning);
+    }
+    libraries(info)
+}
+
+/// The torch libraries one target links (none for a target without torch bindings).
+pub fn libraries_of(
+    target: &TargetPlan,
+    limited_api: bool,
+    found: &BTreeMap<String, FoundLibrary>,
+) -> Vec<(String, FoundLibrary)> {
+    if target.bindings != Bindings::Torch {
+        return Vec::new();
+    }
+    groups_for(target, limited_api)
+        .into_iter()
+        .filter_map(|g| found.get(g).map(|f| (g.to_string(), f.clone())))
+        .collect()
 }
 
 /// Caps the floors of the NVIDIA wheels the extension requires at the versions installed

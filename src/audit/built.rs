@@ -1,0 +1,61 @@
+//! The built ELF files read back and checked before they go into a wheel: NEEDED/RPATH against
+//! contract §4, CUDA runtime symbols against the linked libcudart, and the GPU code each carries
+//! (for `_cuda_libs.py` and variants).
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::elf::{self, ElfReport};
+use crate::error::Error;
+use crate::inspect::fatbin::{self, GpuCode};
+use crate::libraries::FoundLibrary;
+use crate::plan::TargetPlan;
+use crate::toolchain::headers::HeaderSet;
+
+/// What the audit read back from the built files, in plan order.
+pub struct Checked {
+    pub reports: Vec<ElfReport>,
+    pub gpu_code: Vec<GpuCode>,
+    /// Every SONAME any of them needs.
+    pub needed: BTreeSet<String>,
+}
+
+/// What the ELF checks compare against.
+pub struct Expect<'a> {
+    /// Each target's RPATH, as the link wrote it.
+    pub rpaths: &'a [Vec<String>],
+    /// SONAMEs the wheel's dependencies (or the wheel itself) provide.
+    pub provided: &'a BTreeSet<String>,
+    pub system_rpath: bool,
+    pub headers: &'a HeaderSet,
+    pub cudart: Option<&'a FoundLibrary>,
+}
+
+/// Reads and checks every target's file under `out_dir`.
+pub fn check(targets: &[TargetPlan], out_dir: &Path, want: &Expect<'_>) -> Result<Checked, Error> {
+    let mut out = Checked {
+        reports: Vec::new(),
+        gpu_code: Vec::new(),
+        needed: BTreeSet::new(),
+    };
+    for (i, target) in targets.iter().enumerate() {
+        let file = out_dir.join(&target.wheel_path);
+        let report = elf::read(&file)?;
+        elf::audit(
+            &report,
+            &target.wheel_path,
+            &want.rpaths[i],
+            want.provided,
+            want.system_rpath,
+        )?;
+        if let Some(rt) = want.cudart {
+            super::runtime_symbols::check_runtime(want.headers, rt, &target.wheel_path, &report)?;
+        }
+        out.needed.extend(report.needed.iter().cloned());
+        out.reports.push(report);
+        // What GPU code it carries, read back from its fatbin.
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        out.gpu_code.push(fatbin::gpu_code(&bytes));
+    }
+    Ok(out)
+}

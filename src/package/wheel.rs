@@ -1,0 +1,246 @@
+//! What goes into a wheel besides the built files: the `.dist-info` (METADATA, entry points,
+//! licenses, WHEEL, `variant.json`), the project's Python packages, and one generated
+//! `_cuda_libs.py` per package holding built targets; and the wheel file itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::archive::{self, ArchiveError, Files};
+use super::import_helper::{self, Preload};
+use super::metadata::{self, CudaRequires, DistName};
+use crate::audit::elf::ElfReport;
+use crate::config::{Bindings, CudaDeps, Project};
+use crate::inspect::fatbin::GpuCode;
+use crate::inspect::site::portable;
+use crate::libraries::FoundLibrary;
+use crate::plan::TargetPlan;
+
+/// The distribution a build makes: what its `.dist-info` says.
+pub struct DistInfo<'a> {
+    pub project: &'a Project,
+    /// The project root (license files are relative to it).
+    pub root: &'a Path,
+    pub name: &'a DistName,
+    /// `torch>=X.Y,<X.(Y+1)` of torch extensions (never moved by `cuda-deps`).
+    pub framework_requires: &'a [String],
+    /// The NVIDIA wheels of every shared library the targets link.
+    pub cuda_requires: &'a [String],
+    pub cuda_deps: CudaDeps,
+}
+
+impl DistInfo<'_> {
+    /// `saxpy_cu13-0.1.0.dist-info`
+    pub fn dir(&self) -> String {
+        format!(
+            "{}-{}.dist-info",
+            self.name.file_stem(),
+            self.project.version
+        )
+    }
+
+    pub fn metadata(&self) -> String {
+        metadata::core_metadata_with(
+            self.project,
+            self.name,
+            self.framework_requires,
+            &CudaRequires::Known(self.cuda_requires.to_vec()),
+            self.cuda_deps,
+        )
+    }
+
+    /// METADATA, entry points and license files (everything in .dist-info but WHEEL and
+    /// RECORD).
+    pub fn add_files(&self, files: &mut Files) -> Result<(), ArchiveError> {
+        let di = self.dir();
+        files.add_bytes(&format!("{di}/METADATA"), self.metadata(), false);
+        if let Some(ep) = metadata::entry_points(self.project) {
+            files.add_bytes(&format!("{di}/entry_points.txt"), ep, false);
+        }
+        for lic in &self.project.license_files {
+            files.add_file(
+                &format!("{di}/licenses/{}", portable(lic)),
+                &self.root.join(lic),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A finished build, ready to be written as a wheel.
+pub struct WheelFile<'a> {
+    pub dist: &'a DistInfo<'a>,
+    /// `cp39-abi3-manylinux_2_17_x86_64`
+    pub tag: &'a str,
+    /// A variant build's label and `variant.json`.
+    pub variant: Option<(String, String)>,
+    pub epoch: Option<u64>,
+}
+
+/// Adds the `.dist-info` to `files` and writes the wheel into `wheel_dir` atomically; returns
+/// its path. `previous`: the last wheel built in this build-dir, whose unchanged members are
+/// copied compressed.
+pub fn write(
+    w: &WheelFile<'_>,
+    wheel_dir: &Path,
+    mut files: Files,
+    previous: Option<&Path>,
+) -> Result<PathBuf, ArchiveError> {
+    let di = w.dist.dir();
+    w.dist.add_files(&mut files)?;
+    files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(w.tag), false);
+    let mut filename = format!(
+        "{}-{}-{}",
+        w.dist.name.file_stem(),
+        w.dist.project.version,
+        w.tag
+    );
+    if let Some((label, json)) = &w.variant {
+        let member = format!("{di}/{}", super::variants::DIST_INFO_FILE);
+        files.add_bytes(&member, json.clone(), false);
+        filename = format!("{filename}-{label}");
+    }
+    filename.push_str(".whl");
+    archive::write_wheel(wheel_dir, &filename, &di, files, w.epoch, previous)
+}
+
+/// Writes `files` as a folder tree into `dir` (PEP 517's metadata directory), replacing each
+/// top-level entry whole.
+pub fn write_tree(dir: &Path, files: Files) -> Result<(), ArchiveError> {
+    let tmp = tempfile::tempdir_in(dir).map_err(|source| ArchiveError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut top = BTreeSet::new();
+    for (path, bytes, _) in &files.into_entries() {
+        let target = tmp.path().join(path);
+        let io = |source| ArchiveError::Io {
+            path: target.clone(),
+            source,
+        };
+        std::fs::create_dir_all(target.parent().expect("entries have a folder")).map_err(io)?;
+        std::fs::write(&target, bytes).map_err(io)?;
+        top.insert(
+            path.split('/')
+                .next()
+                .expect("split yields one item")
+                .to_string(),
+        );
+    }
+    for name in top {
+        let dest = dir.join(&name);
+        let _ = std::fs::remove_dir_all(&dest);
+        std::fs::rename(tmp.path().join(&name), &dest).map_err(|source| ArchiveError::Io {
+            path: dest.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Editable installs: puts each `(relative path, bytes)` into the source tree `src`, replacing
+/// files, never writing through them (a loaded extension keeps its old inode).
+pub fn place_in_tree(src: &Path, files: &[(String, Vec<u8>)]) -> Result<(), ArchiveError> {
+    let io = |path: &Path, source| ArchiveError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    for (rel, bytes) in files {
+        let dest = src.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap_or(src)).map_err(|e| io(&dest, e))?;
+        let tmp = dest.with_extension("cudawheel-tmp");
+        std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+        std::fs::rename(&tmp, &dest).map_err(|e| io(&dest, e))?;
+    }
+    Ok(())
+}
+
+/// The package folder's files, minus caches and stale copies of the extensions being built
+/// (`stale`: the targets' wheel paths).
+pub fn add_package(
+    files: &mut Files,
+    python_source: &Path,
+    pkg: &Path,
+    stale: &[String],
+) -> Result<(), ArchiveError> {
+    for entry in walkdir::WalkDir::new(python_source.join(pkg))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "__pycache__")
+    {
+        let entry = entry.map_err(|e| ArchiveError::Read {
+            path: e.path().map(Path::to_path_buf).unwrap_or_default(),
+            source: e.into(),
+        })?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(python_source)
+            .expect("walk stays under python_source");
+        let rel = portable(rel);
+        let is_stale_build = stale.contains(&rel) || rel.ends_with("/_cuda_libs.py");
+        if rel.ends_with(".pyc") || is_stale_build {
+            continue;
+        }
+        files.add_file(&rel, entry.path())?;
+    }
+    Ok(())
+}
+
+/// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its
+/// ELFs need (from `libs`, the non-framework libraries found), with their wheel folders and
+/// requirements, and the GPU code each ELF carries. `cuda`: the toolkit's (major, minor).
+pub fn import_helpers<'a>(
+    targets: &[TargetPlan],
+    reports: &[ElfReport],
+    gpu_code: &[GpuCode],
+    libs: impl Iterator<Item = &'a FoundLibrary> + Clone,
+    cuda: (u32, u32),
+) -> Vec<(String, String)> {
+    type Gpu = Vec<(String, GpuCode)>;
+    let mut by_package: BTreeMap<String, (Vec<Preload>, Gpu)> = BTreeMap::new();
+    let mut torch_packages: BTreeSet<String> = BTreeSet::new();
+    for ((target, report), gpu) in targets.iter().zip(reports).zip(gpu_code) {
+        let Some((package, _)) = target.wheel_path.split_once('/') else {
+            continue;
+        };
+        if target.bindings == Bindings::Torch {
+            torch_packages.insert(package.to_string());
+        }
+        let (list, gpus) = by_package.entry(package.to_string()).or_default();
+        if !gpu.is_empty() {
+            gpus.push((target.wheel_path.clone(), gpu.clone()));
+        }
+        for lib in libs.clone() {
+            let (Some(p), Some(dir)) = (&lib.provider, &lib.site_lib_dir) else {
+                continue;
+            };
+            for s in lib
+                .shared
+                .iter()
+                .filter(|s| report.needed.contains(&s.soname))
+            {
+                let entry = Preload {
+                    soname: s.soname.clone(),
+                    site_dir: dir.clone(),
+                    requirement: p.requirement(),
+                };
+                if !list.contains(&entry) {
+                    list.push(entry);
+                }
+            }
+        }
+    }
+    by_package
+        .into_iter()
+        .map(|(package, (mut libs, gpus))| {
+            // The runtime first: the other libraries may need it.
+            libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
+            (
+                format!("{package}/_cuda_libs.py"),
+                import_helper::render(&libs, cuda, torch_packages.contains(&package), &gpus),
+            )
+        })
+        .collect()
+}
