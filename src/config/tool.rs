@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::str::FromStr;
 
 use super::ConfigError;
 
@@ -650,262 +649,96 @@ impl Layered {
 }
 
 impl ToolConfig {
-    /// Reads `[tool.cudawheel]` (`table` may be empty) and applies the overrides.
+    /// Reads `[tool.cudawheel]` (`table` may be empty) and applies the overrides: the layering
+    /// step (setting > environment > pyproject.toml, per key), then one parser per key.
     pub fn parse(table: &toml::Table, overrides: &Overrides) -> Result<Self, ConfigError> {
         let layered = Layered::build(table, overrides)?;
         let get = |key: &str| layered.field(key);
-
-        let cuda = match get("cuda") {
-            None => Sourced {
-                value: CudaChoice::Auto,
-                origin: Origin::Pyproject,
-            },
-            Some(f) => {
-                let value = match f.value {
-                    toml::Value::Integer(i) => Some(*i),
-                    toml::Value::String(s) if s == "auto" => None,
-                    toml::Value::String(s) => Some(s.trim().parse::<i64>().map_err(|_| {
-                        f.invalid("expected a CUDA major version (11, 12 or 13) or \"auto\"")
-                    })?),
-                    _ => return Err(f.wrong_type("an integer (11, 12, 13) or \"auto\"")),
-                };
-                let value = match value {
-                    None => CudaChoice::Auto,
-                    Some(m @ (11..=13)) => CudaChoice::Major(m as u32),
-                    Some(_) => return Err(f.invalid("supported CUDA majors are 11, 12 and 13")),
-                };
-                Sourced {
-                    value,
-                    origin: f.origin.clone(),
-                }
-            }
+        let string_or = |key: &str, default: &str| -> Result<String, ConfigError> {
+            Ok(get(key)
+                .map(|f| f.string())
+                .transpose()?
+                .unwrap_or_else(|| default.into()))
         };
-        let toolkit = match get("toolkit") {
-            None => Sourced {
-                value: ToolkitChoice::Auto,
-                origin: Origin::Pyproject,
-            },
-            Some(f) => Sourced {
-                value: f.one_of(&[
-                    ("auto", ToolkitChoice::Auto),
-                    ("system", ToolkitChoice::System),
-                    ("pip", ToolkitChoice::Pip),
-                ])?,
-                origin: f.origin.clone(),
-            },
+        let flag = |key: &str| -> Result<bool, ConfigError> {
+            Ok(get(key).map(|f| f.boolean()).transpose()?.unwrap_or(false))
         };
-        let name_suffix_origin = get("name-suffix").map(|f| f.origin.clone());
-        let name_suffix = match get("name-suffix") {
-            None => "-cu{major}".to_string(),
-            Some(f) => {
-                let s = f.string()?;
-                let probe = s.replace("{major}", "13");
-                if !probe
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-                {
-                    return Err(f.invalid(
-                        "a name suffix may hold only letters, digits, `-`, `_`, `.` and `{major}`",
-                    ));
-                }
-                s
-            }
-        };
-        let archs = match get("archs") {
-            None => None,
-            Some(f) => {
-                let list = f.list_or_string()?;
-                if list.is_empty() {
-                    return Err(f.invalid("give at least one architecture, e.g. [\"80\", \"90\"]"));
-                }
-                Some(Sourced {
-                    value: list,
-                    origin: f.origin.clone(),
-                })
-            }
-        };
-        let ptx = get("ptx")
-            .map(|f| {
-                f.one_of(&[
-                    ("highest", Ptx::Highest),
-                    ("none", Ptx::None),
-                    ("all", Ptx::All),
-                ])
-            })
-            .transpose()?
-            .unwrap_or(Ptx::Highest);
-        let cudart = get("cudart")
-            .map(|f| f.one_of(&[("shared", Cudart::Shared), ("static", Cudart::Static)]))
-            .transpose()?
-            .unwrap_or(Cudart::Shared);
-        let cuda_deps = get("cuda-deps")
-            .map(|f| {
-                f.one_of(&[
-                    ("required", CudaDeps::Required),
-                    ("extra", CudaDeps::Extra),
-                    ("none", CudaDeps::None),
-                ])
-            })
-            .transpose()?
-            .unwrap_or(CudaDeps::Required);
-        let python_source = get("python-source")
-            .map(|f| f.string())
-            .transpose()?
-            .unwrap_or_else(|| ".".into());
-        let packages = get("packages").map(|f| f.list_or_string()).transpose()?;
-        let py_limited_api = get("py-limited-api")
-            .map(|f| {
-                let s = f.string()?;
-                s.strip_prefix("cp3")
-                    .and_then(|minor| minor.parse::<u32>().ok())
-                    .filter(|minor| *minor >= 2)
-                    .ok_or_else(|| f.invalid("expected a CPython tag such as \"cp39\""))
-            })
-            .transpose()?;
-        let build_dir = get("build-dir")
-            .map(|f| f.string())
-            .transpose()?
-            .unwrap_or_else(|| "build/cudawheel".into());
-        let jobs = get("jobs")
-            .map(|f| match f.value {
-                toml::Value::Integer(n) if *n >= 1 => Ok(*n as usize),
-                toml::Value::Integer(_) => Err(f.invalid("expected a positive number of jobs")),
-                _ => Err(f.wrong_type("a positive integer")),
-            })
-            .transpose()?;
-        let max_memory = get("max-memory")
-            .map(|f| {
-                let text = match f.value {
-                    toml::Value::Integer(n) => n.to_string(),
-                    _ => f.string()?,
-                };
-                parse_memory(&text).ok_or_else(|| {
-                    f.invalid("expected an amount of memory such as \"8G\", \"512M\" or \"1.5GiB\" (a plain number is MiB)")
-                })
-            })
-            .transpose()?;
-        let non_empty = |f: Field<'_>| -> Result<String, ConfigError> {
-            let s = f.string()?;
-            if s.trim().is_empty() {
-                return Err(f.invalid("must not be empty"));
-            }
-            Ok(s)
-        };
-        let compiler_launcher = get("compiler-launcher").map(non_empty).transpose()?;
-        let host_compiler = get("host-compiler")
-            .map(|f| {
-                let origin = f.origin.clone();
-                non_empty(f).map(|value| Sourced { value, origin })
-            })
-            .transpose()?;
-        let system_rpath = get("system-rpath")
-            .map(|f| f.boolean())
-            .transpose()?
-            .unwrap_or(false);
-        let verbose = get("verbose")
-            .map(|f| f.boolean())
-            .transpose()?
-            .unwrap_or(false);
-
-        let manylinux = get("manylinux").map(parse_manylinux).transpose()?;
-
-        let bindings = match get("bindings") {
-            None => Sourced {
-                value: Bindings::None,
-                origin: Origin::Pyproject,
-            },
-            Some(f) => Sourced {
-                value: f.bindings()?,
-                origin: f.origin.clone(),
-            },
-        };
-        let torch_version = get("torch-version")
-            .map(|f| {
-                let s = f.string()?;
-                let spec = s.trim();
-                pep440_rs::VersionSpecifiers::from_str(spec).map_err(|e| {
-                    f.invalid(format!(
-                        "expected PEP 440 version specifiers such as \"==2.15.*\" or \">=2.11\" ({e})"
-                    ))
-                })?;
-                Ok(spec.to_string())
-            })
-            .transpose()?;
-
-        let variant = get("variant")
-            .map(|f| {
-                let list = match f.value {
-                    toml::Value::String(s) => split_semicolons(s)
-                        .into_iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect(),
-                    _ => f.list()?,
-                };
-                if list.is_empty() {
-                    return Err(f.invalid(
-                        "give \"cuda\" or at least one \"namespace :: feature :: value\" property",
-                    ));
-                }
-                Ok(Sourced {
-                    value: list,
-                    origin: f.origin.clone(),
-                })
-            })
-            .transpose()?;
-        let variant_label = get("variant-label")
-            .map(|f| {
-                f.string().map(|value| Sourced {
-                    value,
-                    origin: f.origin.clone(),
-                })
-            })
-            .transpose()?;
-        let null_variant = get("null-variant")
-            .map(|f| {
-                f.boolean().map(|value| Sourced {
-                    value,
-                    origin: f.origin.clone(),
-                })
-            })
-            .transpose()?;
-        let variant_driver_floor = get("variant-driver-floor")
-            .map(|f| f.one_of(&[("mvc", DriverFloor::Mvc), ("toolkit", DriverFloor::Toolkit)]))
-            .transpose()?
-            .unwrap_or_default();
-
-        let extensions = parse_targets(table, "extension")?;
-        let shared_libraries = parse_targets(table, "shared-library")?;
-        let libraries = parse_libraries(table)?;
-
         Ok(ToolConfig {
-            cuda,
-            toolkit,
-            name_suffix,
-            name_suffix_origin,
-            archs,
-            ptx,
-            cudart,
-            cuda_deps,
-            python_source,
-            packages,
-            py_limited_api,
-            build_dir,
-            jobs,
-            max_memory,
-            compiler_launcher,
-            host_compiler,
-            system_rpath,
-            verbose,
-            manylinux,
-            bindings,
-            torch_version,
-            extensions,
-            shared_libraries,
-            libraries,
-            variant,
-            variant_label,
-            null_variant,
-            variant_driver_floor,
+            cuda: keys::cuda(get("cuda"))?,
+            toolkit: keys::toolkit(get("toolkit"))?,
+            name_suffix: keys::name_suffix(get("name-suffix"))?,
+            name_suffix_origin: get("name-suffix").map(|f| f.origin.clone()),
+            archs: keys::archs(get("archs"))?,
+            ptx: get("ptx")
+                .map(|f| {
+                    f.one_of(&[
+                        ("highest", Ptx::Highest),
+                        ("none", Ptx::None),
+                        ("all", Ptx::All),
+                    ])
+                })
+                .transpose()?
+                .unwrap_or(Ptx::Highest),
+            cudart: get("cudart")
+                .map(|f| f.one_of(&[("shared", Cudart::Shared), ("static", Cudart::Static)]))
+                .transpose()?
+                .unwrap_or(Cudart::Shared),
+            cuda_deps: get("cuda-deps")
+                .map(|f| {
+                    f.one_of(&[
+                        ("required", CudaDeps::Required),
+                        ("extra", CudaDeps::Extra),
+                        ("none", CudaDeps::None),
+                    ])
+                })
+                .transpose()?
+                .unwrap_or(CudaDeps::Required),
+            python_source: string_or("python-source", ".")?,
+            packages: get("packages").map(|f| f.list_or_string()).transpose()?,
+            py_limited_api: get("py-limited-api")
+                .map(keys::py_limited_api)
+                .transpose()?,
+            build_dir: string_or("build-dir", "build/cudawheel")?,
+            jobs: get("jobs").map(keys::jobs).transpose()?,
+            max_memory: get("max-memory").map(keys::max_memory).transpose()?,
+            compiler_launcher: get("compiler-launcher").map(keys::non_empty).transpose()?,
+            host_compiler: get("host-compiler")
+                .map(|f| {
+                    let origin = f.origin.clone();
+                    keys::non_empty(f).map(|value| Sourced { value, origin })
+                })
+                .transpose()?,
+            system_rpath: flag("system-rpath")?,
+            verbose: flag("verbose")?,
+            manylinux: get("manylinux").map(parse_manylinux).transpose()?,
+            bindings: match get("bindings") {
+                None => Sourced {
+                    value: Bindings::None,
+                    origin: Origin::Pyproject,
+                },
+                Some(f) => Sourced {
+                    value: f.bindings()?,
+                    origin: f.origin.clone(),
+                },
+            },
+            torch_version: get("torch-version").map(keys::torch_version).transpose()?,
+            extensions: parse_targets(table, "extension")?,
+            shared_libraries: parse_targets(table, "shared-library")?,
+            libraries: parse_libraries(table)?,
+            variant: get("variant").map(keys::variant).transpose()?,
+            variant_label: get("variant-label").map(keys::sourced_string).transpose()?,
+            null_variant: get("null-variant")
+                .map(|f| {
+                    f.boolean().map(|value| Sourced {
+                        value,
+                        origin: f.origin.clone(),
+                    })
+                })
+                .transpose()?,
+            variant_driver_floor: get("variant-driver-floor")
+                .map(|f| f.one_of(&[("mvc", DriverFloor::Mvc), ("toolkit", DriverFloor::Toolkit)]))
+                .transpose()?
+                .unwrap_or_default(),
         })
     }
 
@@ -1116,4 +949,153 @@ fn parse_libraries(table: &toml::Table) -> Result<BTreeMap<String, LibraryConfig
         );
     }
     Ok(out)
+}
+
+/// One parser per top-level key whose value needs more than a type check.
+mod keys {
+    use super::{split_semicolons, ConfigError, CudaChoice, Field, Origin, Sourced, ToolkitChoice};
+    use std::str::FromStr;
+
+    pub(super) fn cuda(f: Option<Field<'_>>) -> Result<Sourced<CudaChoice>, ConfigError> {
+        let Some(f) = f else {
+            return Ok(Sourced {
+                value: CudaChoice::Auto,
+                origin: Origin::Pyproject,
+            });
+        };
+        let value = match f.value {
+            toml::Value::Integer(i) => Some(*i),
+            toml::Value::String(s) if s == "auto" => None,
+            toml::Value::String(s) => Some(s.trim().parse::<i64>().map_err(|_| {
+                f.invalid("expected a CUDA major version (11, 12 or 13) or \"auto\"")
+            })?),
+            _ => return Err(f.wrong_type("an integer (11, 12, 13) or \"auto\"")),
+        };
+        let value = match value {
+            None => CudaChoice::Auto,
+            Some(m @ (11..=13)) => CudaChoice::Major(m as u32),
+            Some(_) => return Err(f.invalid("supported CUDA majors are 11, 12 and 13")),
+        };
+        Ok(Sourced {
+            value,
+            origin: f.origin.clone(),
+        })
+    }
+
+    pub(super) fn toolkit(f: Option<Field<'_>>) -> Result<Sourced<ToolkitChoice>, ConfigError> {
+        Ok(match f {
+            None => Sourced {
+                value: ToolkitChoice::Auto,
+                origin: Origin::Pyproject,
+            },
+            Some(f) => Sourced {
+                value: f.one_of(&[
+                    ("auto", ToolkitChoice::Auto),
+                    ("system", ToolkitChoice::System),
+                    ("pip", ToolkitChoice::Pip),
+                ])?,
+                origin: f.origin.clone(),
+            },
+        })
+    }
+
+    pub(super) fn name_suffix(f: Option<Field<'_>>) -> Result<String, ConfigError> {
+        let Some(f) = f else {
+            return Ok("-cu{major}".to_string());
+        };
+        let s = f.string()?;
+        let probe = s.replace("{major}", "13");
+        if !probe
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        {
+            return Err(f.invalid(
+                "a name suffix may hold only letters, digits, `-`, `_`, `.` and `{major}`",
+            ));
+        }
+        Ok(s)
+    }
+
+    pub(super) fn archs(f: Option<Field<'_>>) -> Result<Option<Sourced<Vec<String>>>, ConfigError> {
+        let Some(f) = f else { return Ok(None) };
+        let list = f.list_or_string()?;
+        if list.is_empty() {
+            return Err(f.invalid("give at least one architecture, e.g. [\"80\", \"90\"]"));
+        }
+        Ok(Some(Sourced {
+            value: list,
+            origin: f.origin.clone(),
+        }))
+    }
+
+    pub(super) fn py_limited_api(f: Field<'_>) -> Result<u32, ConfigError> {
+        let s = f.string()?;
+        s.strip_prefix("cp3")
+            .and_then(|minor| minor.parse::<u32>().ok())
+            .filter(|minor| *minor >= 2)
+            .ok_or_else(|| f.invalid("expected a CPython tag such as \"cp39\""))
+    }
+
+    pub(super) fn jobs(f: Field<'_>) -> Result<usize, ConfigError> {
+        match f.value {
+            toml::Value::Integer(n) if *n >= 1 => Ok(*n as usize),
+            toml::Value::Integer(_) => Err(f.invalid("expected a positive number of jobs")),
+            _ => Err(f.wrong_type("a positive integer")),
+        }
+    }
+
+    pub(super) fn max_memory(f: Field<'_>) -> Result<u64, ConfigError> {
+        let text = match f.value {
+            toml::Value::Integer(n) => n.to_string(),
+            _ => f.string()?,
+        };
+        super::parse_memory(&text).ok_or_else(|| {
+            f.invalid("expected an amount of memory such as \"8G\", \"512M\" or \"1.5GiB\" (a plain number is MiB)")
+        })
+    }
+
+    pub(super) fn non_empty(f: Field<'_>) -> Result<String, ConfigError> {
+        let s = f.string()?;
+        if s.trim().is_empty() {
+            return Err(f.invalid("must not be empty"));
+        }
+        Ok(s)
+    }
+
+    pub(super) fn torch_version(f: Field<'_>) -> Result<String, ConfigError> {
+        let s = f.string()?;
+        let spec = s.trim();
+        pep440_rs::VersionSpecifiers::from_str(spec).map_err(|e| {
+            f.invalid(format!(
+                "expected PEP 440 version specifiers such as \"==2.15.*\" or \">=2.11\" ({e})"
+            ))
+        })?;
+        Ok(spec.to_string())
+    }
+
+    pub(super) fn variant(f: Field<'_>) -> Result<Sourced<Vec<String>>, ConfigError> {
+        let list = match f.value {
+            toml::Value::String(s) => split_semicolons(s)
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            _ => f.list()?,
+        };
+        if list.is_empty() {
+            return Err(f.invalid(
+                "give \"cuda\" or at least one \"namespace :: feature :: value\" property",
+            ));
+        }
+        Ok(Sourced {
+            value: list,
+            origin: f.origin.clone(),
+        })
+    }
+
+    pub(super) fn sourced_string(f: Field<'_>) -> Result<Sourced<String>, ConfigError> {
+        f.string().map(|value| Sourced {
+            value,
+            origin: f.origin.clone(),
+        })
+    }
 }
