@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::config::PythonInfo;
-use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx};
+use crate::config::{self, suggest, Bindings, Config, ConfigError, Origin, Ptx, TargetConfig};
 use crate::hint::Hint;
 use arch::{ArchError, ArchList};
 
@@ -219,198 +219,18 @@ impl BuildPlan {
             .map(|t| (t, true))
             .chain(tool.extensions.iter().map(|t| (t, false)));
         for (t, is_lib) in all {
-            let valid_name = if is_lib {
-                !t.name.is_empty()
-                    && t.name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
-            } else {
-                is_module_name(&t.name)
-            };
-            if !valid_name {
-                return Err(PlanError::BadModuleName {
-                    key: t.key.clone(),
-                    name: t.name.clone(),
-                });
-            }
+            check_target(t, is_lib, &lib_names)?;
             if !seen.insert((is_lib, t.name.clone())) {
                 return Err(PlanError::DuplicateTarget {
                     key: t.key.clone(),
                     name: t.name.clone(),
                 });
             }
-            for name in &t.link_with {
-                if !lib_names.contains(&name.as_str()) {
-                    return Err(PlanError::UnknownLinkWith {
-                        key: t.key.clone(),
-                        name: name.clone(),
-                        suggestion: suggest(name, lib_names.iter().copied()),
-                    });
-                }
-            }
-            let (kind, wheel_path) = if is_lib {
-                let dest = t
-                    .destination
-                    .clone()
-                    .ok_or_else(|| ConfigError::MissingKey {
-                        key: format!("{}.destination", t.key),
-                    })?;
-                let clean = dest.trim_matches('/');
-                let bad = clean.is_empty()
-                    || dest.starts_with('/')
-                    || clean
-                        .split('/')
-                        .any(|c| c.is_empty() || c == ".." || c == ".");
-                if bad {
-                    return Err(PlanError::BadDestination {
-                        key: t.key.clone(),
-                        value: dest,
-                    });
-                }
-                let soname = format!("lib{}.so", t.name);
-                (
-                    TargetKind::SharedLibrary {
-                        soname: soname.clone(),
-                    },
-                    format!("{clean}/{soname}"),
-                )
-            } else {
-                (
-                    TargetKind::Extension,
-                    format!("{}{ext_suffix}", t.name.replace('.', "/")),
-                )
-            };
-            let sources_key = format!("{}.sources", t.key);
-            let mut sources = Vec::new();
-            for pattern in &t.sources {
-                let found = config::expand_glob(root, pattern, &sources_key)?;
-                if found.is_empty() {
-                    return Err(ConfigError::GlobMatchedNothing {
-                        key: sources_key,
-                        pattern: pattern.clone(),
-                    }
-                    .into());
-                }
-                for rel in found {
-                    match classify(&rel) {
-                        None => {
-                            return Err(PlanError::UnknownSourceKind {
-                                key: t.key.clone(),
-                                path: rel,
-                            })
-                        }
-                        Some(None) => {}
-                        Some(Some(lang)) => {
-                            if !sources.iter().any(|s: &Source| s.rel == rel) {
-                                sources.push(Source {
-                                    path: root.join(&rel),
-                                    rel,
-                                    lang,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-            if sources.is_empty() {
-                return Err(PlanError::NoCompilableSource { key: t.key.clone() });
-            }
-            let mut include_dirs = Vec::new();
-            for dir in &t.include_dirs {
-                let key = format!("{}.include-dirs", t.key);
-                let path = config::inside_project(root, dir, &key)?;
-                if !path.is_dir() {
-                    return Err(ConfigError::ReadFile {
-                        key,
-                        path,
-                        source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such folder"),
-                    }
-                    .into());
-                }
-                include_dirs.push(path);
-            }
-            let bindings = if is_lib {
-                Bindings::None
-            } else {
-                t.bindings.unwrap_or(tool.bindings.value)
-            };
-            match (bindings, tool.py_limited_api) {
-                (Bindings::Pybind11, Some(minor)) => {
-                    return Err(PlanError::BindingsLimitedApi {
-                        key: t.key.clone(),
-                        bindings: "pybind11",
-                        minor,
-                        why: "pybind11 does not support Python's limited API".into(),
-                    })
-                }
-                (Bindings::Nanobind, Some(minor)) if minor < 12 => {
-                    return Err(PlanError::BindingsLimitedApi {
-                        key: t.key.clone(),
-                        bindings: "nanobind",
-                        minor,
-                        why: "nanobind builds for the stable ABI only from Python 3.12 (cp312)"
-                            .into(),
-                    })
-                }
-                _ => {}
-            }
-            let mut cuda_libraries: Vec<String> = Vec::new();
-            for l in &t.cuda_libraries {
-                if l != "cudart" && !cuda_libraries.contains(l) {
-                    cuda_libraries.push(l.clone());
-                }
-            }
-            targets.push(TargetPlan {
-                key: t.key.clone(),
-                module: t.name.clone(),
-                kind,
-                sources,
-                include_dirs,
-                defines: t.defines.clone(),
-                nvcc_flags: t.nvcc_flags.clone(),
-                cxx_flags: t.cxx_flags.clone(),
-                link_flags: t.link_flags.clone(),
-                cuda_libraries,
-                link_with: t.link_with.clone(),
-                rdc: t.rdc,
-                optional: t.optional,
-                bindings,
-                wheel_path,
-                archs: t
-                    .archs
-                    .as_ref()
-                    .map(|a| arch::parse_items(a, &format!("{}.archs", t.key), &Origin::Pyproject))
-                    .transpose()?,
-            });
+            targets.push(plan_target(config, t, is_lib, &ext_suffix)?);
         }
         let python_source =
             config::inside_project(root, &tool.python_source, "tool.cudawheel.python-source")?;
-        let packages = match &tool.packages {
-            Some(list) => {
-                let mut out = Vec::new();
-                for p in list {
-                    let rel = PathBuf::from(p.replace('.', "/"));
-                    if !python_source.join(&rel).is_dir() {
-                        return Err(PlanError::MissingPackage {
-                            path: python_source.join(&rel),
-                        });
-                    }
-                    out.push(rel);
-                }
-                out
-            }
-            None => targets
-                .iter()
-                .filter_map(|t| {
-                    t.wheel_path
-                        .split_once('/')
-                        .map(|(top, _)| PathBuf::from(top))
-                })
-                .filter(|top| python_source.join(top).is_dir())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect(),
-        };
+        let packages = packages(tool.packages.as_deref(), &python_source, &targets)?;
         let archs = tool
             .archs
             .as_ref()
@@ -432,4 +252,227 @@ impl BuildPlan {
             limited_api: tool.py_limited_api,
         })
     }
+}
+
+/// A target's name and `link-with` entries are valid.
+fn check_target(t: &TargetConfig, is_lib: bool, lib_names: &[&str]) -> Result<(), PlanError> {
+    let valid_name = if is_lib {
+        !t.name.is_empty()
+            && t.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
+    } else {
+        is_module_name(&t.name)
+    };
+    if !valid_name {
+        return Err(PlanError::BadModuleName {
+            key: t.key.clone(),
+            name: t.name.clone(),
+        });
+    }
+    for name in &t.link_with {
+        if !lib_names.contains(&name.as_str()) {
+            return Err(PlanError::UnknownLinkWith {
+                key: t.key.clone(),
+                name: name.clone(),
+                suggestion: suggest(name, lib_names.iter().copied()),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn plan_target(
+    config: &Config,
+    t: &TargetConfig,
+    is_lib: bool,
+    ext_suffix: &str,
+) -> Result<TargetPlan, PlanError> {
+    let tool = &config.tool;
+    let (kind, wheel_path) = kind_and_path(t, is_lib, ext_suffix)?;
+    let sources = sources_of(&config.root, t)?;
+    let mut include_dirs = Vec::new();
+    for dir in &t.include_dirs {
+        let key = format!("{}.include-dirs", t.key);
+        let path = config::inside_project(&config.root, dir, &key)?;
+        if !path.is_dir() {
+            return Err(ConfigError::ReadFile {
+                key,
+                path,
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such folder"),
+            }
+            .into());
+        }
+        include_dirs.push(path);
+    }
+    let bindings = if is_lib {
+        Bindings::None
+    } else {
+        t.bindings.unwrap_or(tool.bindings.value)
+    };
+    check_limited_api(t, bindings, tool.py_limited_api)?;
+    let mut cuda_libraries: Vec<String> = Vec::new();
+    for l in &t.cuda_libraries {
+        if l != "cudart" && !cuda_libraries.contains(l) {
+            cuda_libraries.push(l.clone());
+        }
+    }
+    Ok(TargetPlan {
+        key: t.key.clone(),
+        module: t.name.clone(),
+        kind,
+        sources,
+        include_dirs,
+        defines: t.defines.clone(),
+        nvcc_flags: t.nvcc_flags.clone(),
+        cxx_flags: t.cxx_flags.clone(),
+        link_flags: t.link_flags.clone(),
+        cuda_libraries,
+        link_with: t.link_with.clone(),
+        rdc: t.rdc,
+        optional: t.optional,
+        bindings,
+        wheel_path,
+        archs: t
+            .archs
+            .as_ref()
+            .map(|a| arch::parse_items(a, &format!("{}.archs", t.key), &Origin::Pyproject))
+            .transpose()?,
+    })
+}
+
+/// An extension's module path (`pkg/_core<EXT_SUFFIX>`), or a shared library's
+/// `<destination>/lib<name>.so` with that SONAME.
+fn kind_and_path(
+    t: &TargetConfig,
+    is_lib: bool,
+    ext_suffix: &str,
+) -> Result<(TargetKind, String), PlanError> {
+    if !is_lib {
+        return Ok((
+            TargetKind::Extension,
+            format!("{}{ext_suffix}", t.name.replace('.', "/")),
+        ));
+    }
+    let dest = t
+        .destination
+        .clone()
+        .ok_or_else(|| ConfigError::MissingKey {
+            key: format!("{}.destination", t.key),
+        })?;
+    let clean = dest.trim_matches('/');
+    let bad = clean.is_empty()
+        || dest.starts_with('/')
+        || clean
+            .split('/')
+            .any(|c| c.is_empty() || c == ".." || c == ".");
+    if bad {
+        return Err(PlanError::BadDestination {
+            key: t.key.clone(),
+            value: dest,
+        });
+    }
+    let soname = format!("lib{}.so", t.name);
+    Ok((
+        TargetKind::SharedLibrary {
+            soname: soname.clone(),
+        },
+        format!("{clean}/{soname}"),
+    ))
+}
+
+/// The files `sources` matches, each once, classified by language (headers skipped).
+fn sources_of(root: &Path, t: &TargetConfig) -> Result<Vec<Source>, PlanError> {
+    let sources_key = format!("{}.sources", t.key);
+    let mut sources = Vec::new();
+    for pattern in &t.sources {
+        let found = config::expand_glob(root, pattern, &sources_key)?;
+        if found.is_empty() {
+            return Err(ConfigError::GlobMatchedNothing {
+                key: sources_key,
+                pattern: pattern.clone(),
+            }
+            .into());
+        }
+        for rel in found {
+            match classify(&rel) {
+                None => {
+                    return Err(PlanError::UnknownSourceKind {
+                        key: t.key.clone(),
+                        path: rel,
+                    })
+                }
+                Some(None) => {}
+                Some(Some(lang)) => {
+                    if !sources.iter().any(|s: &Source| s.rel == rel) {
+                        sources.push(Source {
+                            path: root.join(&rel),
+                            rel,
+                            lang,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if sources.is_empty() {
+        return Err(PlanError::NoCompilableSource { key: t.key.clone() });
+    }
+    Ok(sources)
+}
+
+/// pybind11 has no limited API; nanobind's starts at Python 3.12.
+fn check_limited_api(
+    t: &TargetConfig,
+    bindings: Bindings,
+    limited: Option<u32>,
+) -> Result<(), PlanError> {
+    match (bindings, limited) {
+        (Bindings::Pybind11, Some(minor)) => Err(PlanError::BindingsLimitedApi {
+            key: t.key.clone(),
+            bindings: "pybind11",
+            minor,
+            why: "pybind11 does not support Python's limited API".into(),
+        }),
+        (Bindings::Nanobind, Some(minor)) if minor < 12 => Err(PlanError::BindingsLimitedApi {
+            key: t.key.clone(),
+            bindings: "nanobind",
+            minor,
+            why: "nanobind builds for the stable ABI only from Python 3.12 (cp312)".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The Python packages to ship: `packages` as given, else the top-level folders of the
+/// extensions' module paths that exist under `python-source`.
+fn packages(
+    listed: Option<&[String]>,
+    python_source: &Path,
+    targets: &[TargetPlan],
+) -> Result<Vec<PathBuf>, PlanError> {
+    let Some(list) = listed else {
+        return Ok(targets
+            .iter()
+            .filter_map(|t| {
+                t.wheel_path
+                    .split_once('/')
+                    .map(|(top, _)| PathBuf::from(top))
+            })
+            .filter(|top| python_source.join(top).is_dir())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect());
+    };
+    let mut out = Vec::new();
+    for p in list {
+        let rel = PathBuf::from(p.replace('.', "/"));
+        if !python_source.join(&rel).is_dir() {
+            return Err(PlanError::MissingPackage {
+                path: python_source.join(&rel),
+            });
+        }
+        out.push(rel);
+    }
+    Ok(out)
 }
