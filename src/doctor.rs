@@ -42,9 +42,58 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         python.abi_tag,
         python.include_dir.display()
     );
-
-    // The project, if there is one; otherwise defaults (plus -C / CUDAWHEEL_* overrides).
     let has_pyproject = source_tree.join("pyproject.toml").is_file();
+    let (config, tool) = project_section(w, source_tree, overrides, has_pyproject);
+    let tool = match tool {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = writeln!(w, "{}", indent(&crate::render(&e.into())));
+            return out;
+        }
+    };
+    let nvcc = nvcc_section(w, &tool, env, python);
+    if let Some(n) = &nvcc {
+        header_report(w, &tool, n, env, python);
+    }
+    gpu_archs(w, &tool, nvcc.as_ref());
+    match pep517::build_requirements(&tool, env, python) {
+        Ok(reqs) if reqs.is_empty() => {
+            let _ = writeln!(w, "Build requirements (isolated builds): none");
+        }
+        Ok(reqs) => {
+            let _ = writeln!(w, "Build requirements (isolated builds):");
+            for r in reqs {
+                let _ = writeln!(w, "  {r}");
+            }
+        }
+        Err(_) => {}
+    }
+    // Host compiler: zig for `manylinux`, else the configured one.
+    if let Some(line) = zig_report(&tool, env, python) {
+        let _ = writeln!(w, "{line}");
+    } else {
+        host_report(w, &tool, env);
+    }
+    if let Some(c) = &config {
+        bindings_section(w, c, python);
+    }
+    libraries_section(w, &tool, nvcc.as_ref(), env, python);
+    let req = Request {
+        source_tree,
+        overrides,
+        python,
+    };
+    wheel_section(w, &req, config.is_some(), has_pyproject);
+    out
+}
+
+/// The project, if there is one; otherwise defaults (plus -C / CUDAWHEEL_* overrides).
+fn project_section(
+    w: &mut String,
+    source_tree: &Path,
+    overrides: &Overrides,
+    has_pyproject: bool,
+) -> (Option<Config>, Result<ToolConfig, ConfigError>) {
     let mut config: Option<Config> = None;
     let tool = if has_pyproject {
         match Config::load(source_tree, overrides) {
@@ -78,15 +127,16 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         );
         default_tool(overrides)
     };
-    let tool = match tool {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = writeln!(w, "{}", indent(&crate::render(&e.into())));
-            return out;
-        }
-    };
+    (config, tool)
+}
 
-    // nvcc candidates in discovery order, then the choice.
+/// nvcc candidates in discovery order, then the choice.
+fn nvcc_section(
+    w: &mut String,
+    tool: &ToolConfig,
+    env: &std::collections::BTreeMap<String, String>,
+    python: &PythonInfo,
+) -> Option<Nvcc> {
     let _ = writeln!(w, "\nnvcc candidates (in the order discovery tries them):");
     for c in toolchain::nvcc_candidates(env, python) {
         let status = match &c.probe {
@@ -96,7 +146,7 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         };
         let _ = writeln!(w, "  {:<22} {} : {status}", c.label, c.path.display());
     }
-    let nvcc: Option<Nvcc> = match toolchain::choose_nvcc(&tool, env, python) {
+    match toolchain::choose_nvcc(tool, env, python) {
         Ok(Some(n)) => {
             let _ = writeln!(
                 w,
@@ -121,59 +171,44 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
             let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
             None
         }
-    };
-    if let Some(n) = &nvcc {
-        header_report(w, &tool, n, env, python);
     }
-    gpu_archs(w, &tool, nvcc.as_ref());
-    match pep517::build_requirements(&tool, env, python) {
-        Ok(reqs) if reqs.is_empty() => {
-            let _ = writeln!(w, "Build requirements (isolated builds): none");
-        }
-        Ok(reqs) => {
-            let _ = writeln!(w, "Build requirements (isolated builds):");
-            for r in reqs {
-                let _ = writeln!(w, "  {r}");
+}
+
+/// Binding libraries the project asks for.
+fn bindings_section(w: &mut String, c: &Config, python: &PythonInfo) {
+    for kind in bindings::used(&c.tool) {
+        match bindings::locate(kind, &python.sys_path) {
+            Ok(found) => {
+                let _ = writeln!(
+                    w,
+                    "Bindings {}: {} {} in {}",
+                    kind.name(),
+                    kind.name(),
+                    found.version.as_deref().unwrap_or("(version unknown)"),
+                    found.root.display()
+                );
             }
-        }
-        Err(_) => {}
-    }
-
-    // Host compiler: zig for `manylinux`, else the configured one.
-    if let Some(line) = zig_report(&tool, env, python) {
-        let _ = writeln!(w, "{line}");
-    } else {
-        host_report(w, &tool, env);
-    }
-
-    // Binding libraries the project asks for.
-    if let Some(c) = &config {
-        for kind in bindings::used(&c.tool) {
-            match bindings::locate(kind, &python.sys_path) {
-                Ok(found) => {
-                    let _ = writeln!(
-                        w,
-                        "Bindings {}: {} {} in {}",
-                        kind.name(),
-                        kind.name(),
-                        found.version.as_deref().unwrap_or("(version unknown)"),
-                        found.root.display()
-                    );
-                }
-                Err(e) => {
-                    let _ = writeln!(w, "Bindings {}: not found ({e})", kind.name());
-                }
+            Err(e) => {
+                let _ = writeln!(w, "Bindings {}: not found ({e})", kind.name());
             }
         }
     }
+}
 
-    // Catalogue libraries, for the major a build would use.
-    let major = nvcc.as_ref().map_or(PIP_MAJOR, |n| n.major);
-    let probe_nvcc = nvcc.clone().unwrap_or_else(|| placeholder_nvcc(major));
+/// Catalogue libraries, for the major a build would use.
+fn libraries_section(
+    w: &mut String,
+    tool: &ToolConfig,
+    nvcc: Option<&Nvcc>,
+    env: &std::collections::BTreeMap<String, String>,
+    python: &PythonInfo,
+) {
+    let major = nvcc.map_or(PIP_MAJOR, |n| n.major);
+    let probe_nvcc = nvcc.cloned().unwrap_or_else(|| placeholder_nvcc(major));
     let _ = writeln!(w, "\nCUDA {major} libraries (catalogue):");
     let sys_path = &python.sys_path;
     for entry in CATALOG {
-        let Ok(spec) = libraries::spec_for(entry.name, major, &tool, "doctor") else {
+        let Ok(spec) = libraries::spec_for(entry.name, major, tool, "doctor") else {
             continue;
         };
         match libraries::find(&spec, major, &probe_nvcc, env, sys_path, false) {
@@ -215,47 +250,41 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
             }
         }
     }
+}
 
-    // The wheel a build would make now.
+/// The wheel a build would make now.
+fn wheel_section(w: &mut String, req: &Request<'_>, config_ok: bool, has_pyproject: bool) {
     let _ = writeln!(w);
-    match (&config, has_pyproject) {
+    match (config_ok, has_pyproject) {
         (_, false) => {
             let _ = writeln!(w, "Wheel: no project here; run `python -m cudawheel doctor PROJECT` in or on a folder with pyproject.toml");
         }
-        (None, true) => {
+        (false, true) => {
             let _ = writeln!(
                 w,
                 "Wheel: cannot tell until pyproject.toml is fixed (above)"
             );
         }
-        (Some(_), true) => {
-            let req = Request {
-                source_tree,
-                overrides,
-                python,
-            };
-            match pep517::preview_wheel(&req) {
-                Ok(p) => {
-                    let _ = writeln!(
-                        w,
-                        "Wheel: {}-<platform>.whl (the platform tag comes from the linked ELF files)",
-                        p.file_prefix
-                    );
-                    if p.requires.is_empty() {
-                        let _ = writeln!(w, "  Requires-Dist: none");
-                    }
-                    for r in p.requires {
-                        let _ = writeln!(w, "  Requires-Dist: {r}");
-                    }
+        (true, true) => match pep517::preview_wheel(req) {
+            Ok(p) => {
+                let _ = writeln!(
+                    w,
+                    "Wheel: {}-<platform>.whl (the platform tag comes from the linked ELF files)",
+                    p.file_prefix
+                );
+                if p.requires.is_empty() {
+                    let _ = writeln!(w, "  Requires-Dist: none");
                 }
-                Err(e) => {
-                    let _ = writeln!(w, "Wheel: a build now would fail:");
-                    let _ = writeln!(w, "{}", indent(&crate::render(&e)));
+                for r in p.requires {
+                    let _ = writeln!(w, "  Requires-Dist: {r}");
                 }
             }
-        }
+            Err(e) => {
+                let _ = writeln!(w, "Wheel: a build now would fail:");
+                let _ = writeln!(w, "{}", indent(&crate::render(&e)));
+            }
+        },
     }
-    out
 }
 
 /// Which headers a build compiles against and which libcudart it links, and why.
