@@ -125,6 +125,17 @@ pub fn gpu_code_of_wheel(
         .collect())
 }
 
+/// What the audit knows of the wheel as a whole.
+struct WheelFacts {
+    filename: String,
+    /// The platform tag (before a variant label).
+    platform: String,
+    /// `linux_*`: absolute RPATHs into system folders are allowed.
+    system_rpath_wheel: bool,
+    /// Distribution names its METADATA requires.
+    declared: BTreeSet<String>,
+}
+
 /// Audits the wheel file at `path`.
 pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
     let bad = |message: String| AuditError::Unreadable {
@@ -153,36 +164,22 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let platform = filename
-        .trim_end_matches(".whl")
-        .rsplit('-')
-        .next()
-        .unwrap_or("")
-        .to_string();
-    let mut violations = Vec::new();
-    // A variant wheel (PEP 825): the label after the platform tag.
-    let member = |suffix: &str| members.iter().find(|(n, _)| n.ends_with(suffix));
-    let dist_info = member(".dist-info/METADATA")
-        .and_then(|(n, _)| n.split_once('/'))
-        .map_or("", |(d, _)| d);
-    let record = member(".dist-info/RECORD")
-        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
-        .unwrap_or_default();
-    let variant_json = member(".dist-info/variant.json").map(|(_, b)| b.as_slice());
-    for (problem, fix) in crate::audit::variants::audit(&filename, variant_json, &record, dist_info)
-    {
-        violations.push(Violation {
-            file: filename.clone(),
-            problem,
-            fix,
-        });
-    }
+    let mut violations = variant_violations(&filename, &members);
     let platform = match crate::audit::variants::split_wheel_name(&filename) {
         Some((_, _, Some(label))) => platform_before_label(&filename, label),
-        _ => platform,
+        _ => filename
+            .trim_end_matches(".whl")
+            .rsplit('-')
+            .next()
+            .unwrap_or("")
+            .to_string(),
     };
-    let system_rpath_wheel = platform.starts_with("linux_");
-
+    let facts = WheelFacts {
+        system_rpath_wheel: platform.starts_with("linux_"),
+        filename,
+        platform,
+        declared,
+    };
     let mut reports: Vec<(String, ElfReport)> = Vec::new();
     for (name, bytes) in &members {
         if bytes.starts_with(b"\x7fELF") {
@@ -198,133 +195,186 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .collect();
     let mut provided: BTreeSet<String> = own.clone();
     for (member, r) in &reports {
-        let v = |problem: String, fix: &str| Violation {
-            file: member.clone(),
-            problem,
-            fix: fix.to_string(),
-        };
-        if !r.runpath.is_empty() {
-            violations.push(v(
-                format!("has DT_RUNPATH {:?}", r.runpath.join(":")),
-                "link with -Wl,--disable-new-dtags (DT_RPATH)",
-            ));
-        }
-        for e in &r.rpath {
-            if e.is_empty() {
-                violations.push(v(
-                    "has an empty RPATH entry (the loader would search the current folder)".into(),
-                    "remove the stray `:` from the RPATH",
-                ));
-            } else if e.contains("pip-build-env") || e.contains("/pip-req-build-") {
-                violations.push(v(
-                    format!("has the RPATH entry {e:?}, which points into a build environment"),
-                    "remove `-Wl,-rpath` options from `link-flags`",
-                ));
-            } else if e.starts_with('/') && !system_rpath_wheel {
-                violations.push(v(format!("has the absolute RPATH entry {e:?} in a {platform} wheel"), "use `$ORIGIN`-relative entries; absolute ones only with `system-rpath = true` (linux_* wheels)"));
-            } else if !e.starts_with('/')
-                && !e.starts_with("$ORIGIN")
-                && !e.starts_with("${ORIGIN}")
-            {
-                violations.push(v(
-                    format!("has the relative RPATH entry {e:?} (relative to the current folder)"),
-                    "use `$ORIGIN/...`",
-                ));
-            }
-        }
-        let reach = origin_dirs(member, &r.rpath);
-        for lib in &r.needed {
-            if SYSTEM_LIBRARIES.contains(&lib.as_str()) || own.contains(lib) {
-                continue;
-            }
-            if crate::bindings::torch::provides(lib) {
-                let dist = crate::bindings::torch::DIST;
-                if !declared.contains(dist) {
-                    violations.push(v(
-                        format!("needs {lib}, but Requires-Dist does not declare {dist}"),
-                        "build it with `bindings = \"torch\"`, which declares the torch it was built against",
-                    ));
-                } else if !system_rpath_wheel
-                    && !reach
-                        .iter()
-                        .any(|d| d == crate::bindings::torch::SITE_LIB_DIR)
-                {
-                    violations.push(v(
-                        format!(
-                            "needs {lib}, but no RPATH entry reaches {}",
-                            crate::bindings::torch::SITE_LIB_DIR
-                        ),
-                        "build with cudawheel, which adds `$ORIGIN/../torch/lib`",
-                    ));
-                } else {
-                    provided.insert(lib.clone());
-                }
-                continue;
-            }
-            match nvidia_entry(lib) {
-                Some(entry) => {
-                    let dists: Vec<&str> = entry.wheels.iter().flatten().map(|w| w.dist).collect();
-                    if !dists.iter().any(|d| declared.contains(*d)) {
-                        violations.push(v(
-                            format!("needs {lib}, but Requires-Dist declares none of {}", dists.join(", ")),
-                            "let cudawheel declare it: list the library in `cuda-libraries` (and keep `cuda-deps` at \"required\" or \"extra\")",
-                        ));
-                        continue;
-                    }
-                    let dirs: Vec<String> = entry.wheels.iter().flatten().map(|w| format!("{}/lib", w.dir)).collect();
-                    if !reach.iter().any(|d| dirs.contains(d)) && !system_rpath_wheel {
-                        violations.push(v(
-                            format!("needs {lib}, but no RPATH entry reaches its wheel folder ({})", dirs.join(" or ")),
-                            "build with cudawheel, which adds `$ORIGIN/../<wheel folder>`",
-                        ));
-                        continue;
-                    }
-                    provided.insert(lib.clone());
-                }
-                None if system_rpath_wheel && r.rpath.iter().any(|e| e.starts_with('/')) => {
-                    provided.insert(lib.clone());
-                }
-                None => violations.push(v(
-                    format!("needs {lib}, which neither the system, the wheel nor a declared dependency provides"),
-                    "describe it in `[tool.cudawheel.library.<name>]` with `pip-package`, or use `system-rpath = true` for a machine-local wheel",
-                )),
-            }
-        }
+        violations.extend(rpath_violations(member, r, &facts));
+        violations.extend(needed_violations(member, r, &facts, &own, &mut provided));
     }
-    if !system_rpath_wheel {
-        let machine = platform
-            .rsplit_once("_x86_64")
-            .map(|_| "x86_64")
-            .or_else(|| platform.rsplit_once("_aarch64").map(|_| "aarch64"))
-            .unwrap_or("x86_64");
-        let computed = elf::platform_tag(
-            &reports.iter().map(|(_, r)| r).collect::<Vec<_>>(),
-            machine,
-            &provided,
-        );
-        let glibc_of = |tag: &str| -> Option<u32> {
-            tag.strip_prefix("manylinux_2_")?
-                .split('_')
-                .next()?
-                .parse()
-                .ok()
-        };
-        // A compressed tag set (`manylinux2014_x86_64.manylinux_2_17_x86_64`): its oldest.
-        let glibc = |tag: &str| tag.split('.').filter_map(glibc_of).min();
-        let honest = match (glibc(&platform), glibc(&computed)) {
-            (Some(claimed), Some(needed)) => claimed >= needed,
-            (Some(_), None) => false,
-            _ => true,
-        };
-        if !honest && !reports.is_empty() {
-            violations.push(Violation {
-                file: filename.clone(),
-                problem: format!("is tagged {platform}, but its ELF files need {computed}"),
-                fix: "let cudawheel derive the tag (do not rename wheels)".into(),
-            });
-        }
+    if !facts.system_rpath_wheel {
+        violations.extend(tag_violation(&facts, &reports, &provided));
     }
     Ok(violations)
+}
+
+/// A variant wheel (PEP 825): its label, `variant.json` and RECORD agree.
+fn variant_violations(filename: &str, members: &[(String, Vec<u8>)]) -> Vec<Violation> {
+    let member = |suffix: &str| members.iter().find(|(n, _)| n.ends_with(suffix));
+    let dist_info = member(".dist-info/METADATA")
+        .and_then(|(n, _)| n.split_once('/'))
+        .map_or("", |(d, _)| d);
+    let record = member(".dist-info/RECORD")
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    let variant_json = member(".dist-info/variant.json").map(|(_, b)| b.as_slice());
+    crate::audit::variants::audit(filename, variant_json, &record, dist_info)
+        .into_iter()
+        .map(|(problem, fix)| Violation {
+            file: filename.to_string(),
+            problem,
+            fix,
+        })
+        .collect()
+}
+
+fn violation(member: &str, problem: String, fix: &str) -> Violation {
+    Violation {
+        file: member.to_string(),
+        problem,
+        fix: fix.to_string(),
+    }
+}
+
+/// No RUNPATH; RPATH entries `$ORIGIN`-relative, non-empty, never into a build environment.
+fn rpath_violations(member: &str, r: &ElfReport, facts: &WheelFacts) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    let v = |problem: String, fix: &str| violation(member, problem, fix);
+    let (platform, system_rpath_wheel) = (&facts.platform, facts.system_rpath_wheel);
+    if !r.runpath.is_empty() {
+        violations.push(v(
+            format!("has DT_RUNPATH {:?}", r.runpath.join(":")),
+            "link with -Wl,--disable-new-dtags (DT_RPATH)",
+        ));
+    }
+    for e in &r.rpath {
+        if e.is_empty() {
+            violations.push(v(
+                "has an empty RPATH entry (the loader would search the current folder)".into(),
+                "remove the stray `:` from the RPATH",
+            ));
+        } else if e.contains("pip-build-env") || e.contains("/pip-req-build-") {
+            violations.push(v(
+                format!("has the RPATH entry {e:?}, which points into a build environment"),
+                "remove `-Wl,-rpath` options from `link-flags`",
+            ));
+        } else if e.starts_with('/') && !system_rpath_wheel {
+            violations.push(v(format!("has the absolute RPATH entry {e:?} in a {platform} wheel"), "use `$ORIGIN`-relative entries; absolute ones only with `system-rpath = true` (linux_* wheels)"));
+        } else if !e.starts_with('/') && !e.starts_with("$ORIGIN") && !e.starts_with("${ORIGIN}") {
+            violations.push(v(
+                format!("has the relative RPATH entry {e:?} (relative to the current folder)"),
+                "use `$ORIGIN/...`",
+            ));
+        }
+    }
+    violations
+}
+
+/// Every NEEDED resolves: the system allow-list, the wheel itself, torch (declared, reached),
+/// or a declared NVIDIA wheel reachable through the RPATH. What resolves joins `provided`.
+fn needed_violations(
+    member: &str,
+    r: &ElfReport,
+    facts: &WheelFacts,
+    own: &BTreeSet<String>,
+    provided: &mut BTreeSet<String>,
+) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    let v = |problem: String, fix: &str| violation(member, problem, fix);
+    let (declared, system_rpath_wheel) = (&facts.declared, facts.system_rpath_wheel);
+    let reach = origin_dirs(member, &r.rpath);
+    for lib in &r.needed {
+        if SYSTEM_LIBRARIES.contains(&lib.as_str()) || own.contains(lib) {
+            continue;
+        }
+        if crate::bindings::torch::provides(lib) {
+            let dist = crate::bindings::torch::DIST;
+            if !declared.contains(dist) {
+                violations.push(v(
+                    format!("needs {lib}, but Requires-Dist does not declare {dist}"),
+                    "build it with `bindings = \"torch\"`, which declares the torch it was built against",
+                ));
+            } else if !system_rpath_wheel
+                && !reach
+                    .iter()
+                    .any(|d| d == crate::bindings::torch::SITE_LIB_DIR)
+            {
+                violations.push(v(
+                    format!(
+                        "needs {lib}, but no RPATH entry reaches {}",
+                        crate::bindings::torch::SITE_LIB_DIR
+                    ),
+                    "build with cudawheel, which adds `$ORIGIN/../torch/lib`",
+                ));
+            } else {
+                provided.insert(lib.clone());
+            }
+            continue;
+        }
+        match nvidia_entry(lib) {
+            Some(entry) => {
+                let dists: Vec<&str> = entry.wheels.iter().flatten().map(|w| w.dist).collect();
+                if !dists.iter().any(|d| declared.contains(*d)) {
+                    violations.push(v(
+                        format!("needs {lib}, but Requires-Dist declares none of {}", dists.join(", ")),
+                        "let cudawheel declare it: list the library in `cuda-libraries` (and keep `cuda-deps` at \"required\" or \"extra\")",
+                    ));
+                    continue;
+                }
+                let dirs: Vec<String> = entry.wheels.iter().flatten().map(|w| format!("{}/lib", w.dir)).collect();
+                if !reach.iter().any(|d| dirs.contains(d)) && !system_rpath_wheel {
+                    violations.push(v(
+                        format!("needs {lib}, but no RPATH entry reaches its wheel folder ({})", dirs.join(" or ")),
+                        "build with cudawheel, which adds `$ORIGIN/../<wheel folder>`",
+                    ));
+                    continue;
+                }
+                provided.insert(lib.clone());
+            }
+            None if system_rpath_wheel && r.rpath.iter().any(|e| e.starts_with('/')) => {
+                provided.insert(lib.clone());
+            }
+            None => violations.push(v(
+                format!("needs {lib}, which neither the system, the wheel nor a declared dependency provides"),
+                "describe it in `[tool.cudawheel.library.<name>]` with `pip-package`, or use `system-rpath = true` for a machine-local wheel",
+            )),
+        }
+    }
+    violations
+}
+
+/// The platform tag is no older than the ELF files allow.
+fn tag_violation(
+    facts: &WheelFacts,
+    reports: &[(String, ElfReport)],
+    provided: &BTreeSet<String>,
+) -> Option<Violation> {
+    let platform = &facts.platform;
+    let machine = platform
+        .rsplit_once("_x86_64")
+        .map(|_| "x86_64")
+        .or_else(|| platform.rsplit_once("_aarch64").map(|_| "aarch64"))
+        .unwrap_or("x86_64");
+    let computed = elf::platform_tag(
+        &reports.iter().map(|(_, r)| r).collect::<Vec<_>>(),
+        machine,
+        provided,
+    );
+    let glibc_of = |tag: &str| -> Option<u32> {
+        tag.strip_prefix("manylinux_2_")?
+            .split('_')
+            .next()?
+            .parse()
+            .ok()
+    };
+    // A compressed tag set (`manylinux2014_x86_64.manylinux_2_17_x86_64`): its oldest.
+    let glibc = |tag: &str| tag.split('.').filter_map(glibc_of).min();
+    let honest = match (glibc(platform), glibc(&computed)) {
+        (Some(claimed), Some(needed)) => claimed >= needed,
+        (Some(_), None) => false,
+        _ => true,
+    };
+    (!honest && !reports.is_empty()).then(|| Violation {
+        file: facts.filename.clone(),
+        problem: format!("is tagged {platform}, but its ELF files need {computed}"),
+        fix: "let cudawheel derive the tag (do not rename wheels)".into(),
+    })
 }
 
 /// The platform tag of a variant wheel's file name (the part before `-<label>.whl`).
