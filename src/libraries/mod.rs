@@ -372,50 +372,6 @@ pub fn find(
 ) -> Result<FoundLibrary, LibraryError> {
     let mut probes = Vec::new();
     for cand in candidates(spec, major, nvcc, env, sys_path) {
-        let mut include_dirs = Vec::new();
-        let mut missing = None;
-        for h in &spec.headers {
-            match cand.include_dirs.iter().find(|d| d.join(h).is_file()) {
-                Some(d) => {
-                    if !include_dirs.contains(d) {
-                        include_dirs.push(d.clone());
-                    }
-                }
-                None => {
-                    missing = Some(h.clone());
-                    break;
-                }
-            }
-        }
-        let mut shared = Vec::new();
-        if missing.is_none() {
-            for name in &spec.shared {
-                match find_shared(&cand.lib_dirs, name) {
-                    Some(s) => shared.push(s),
-                    None => {
-                        missing = Some(format!("lib{name}.so*"));
-                        break;
-                    }
-                }
-            }
-        }
-        let mut statics = Vec::new();
-        if missing.is_none() && (need_static || spec.shared.is_empty()) {
-            for name in &spec.statics {
-                match cand
-                    .lib_dirs
-                    .iter()
-                    .map(|d| d.join(format!("lib{name}.a")))
-                    .find(|p| p.is_file())
-                {
-                    Some(p) => statics.push(p),
-                    None => {
-                        missing = Some(format!("lib{name}.a"));
-                        break;
-                    }
-                }
-            }
-        }
         let where_ = cand
             .include_dirs
             .iter()
@@ -423,21 +379,25 @@ pub fn find(
             .map(|d| d.display().to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        if let Some(m) = missing {
-            if cand.site.is_none() || cand.include_dirs.iter().any(|d| d.exists()) {
-                probes.push(format!("{} ({where_}): no {m}", cand.label));
+        let files = match files_in(&cand, spec, need_static) {
+            Ok(files) => files,
+            Err(m) => {
+                if cand.site.is_none() || cand.include_dirs.iter().any(|d| d.exists()) {
+                    probes.push(format!("{} ({where_}): no {m}", cand.label));
+                }
+                continue;
             }
-            continue;
-        }
+        };
         // The file that tells who owns this copy: a shared library, else a header.
-        let evidence = shared
+        let evidence = files
+            .shared
             .first()
             .map(|s| s.path.clone())
-            .or_else(|| statics.first().cloned())
+            .or_else(|| files.statics.first().cloned())
             .or_else(|| {
                 spec.headers
                     .first()
-                    .and_then(|h| include_dirs.first().map(|d| d.join(h)))
+                    .and_then(|h| files.include_dirs.first().map(|d| d.join(h)))
             });
         let owner = evidence.as_deref().and_then(owning_distribution);
         if let (Some(_), Some((want, _, _)), Some((dist, _))) = (&cand.site, &spec.wheel, &owner) {
@@ -450,65 +410,7 @@ pub fn find(
                 continue;
             }
         }
-        let provider = if spec.shared.is_empty() {
-            None
-        } else {
-            match (&owner, &spec.pip_package) {
-                (Some((dist, version)), _)
-                    if dist.starts_with("nvidia-") || Some(dist) == spec.pip_package.as_ref() =>
-                {
-                    Some(Provider {
-                        dist: dist.clone(),
-                        floor: floor_of(version),
-                        within_minor: false,
-                    })
-                }
-                (_, Some(pkg)) => {
-                    let floor = shared
-                        .first()
-                        .and_then(|s| file_version(&s.path))
-                        .unwrap_or((nvcc.major.into(), nvcc.minor.into()));
-                    Some(Provider {
-                        dist: pkg.clone(),
-                        floor,
-                        within_minor: false,
-                    })
-                }
-                _ => None,
-            }
-        };
-        // Where the providing wheel puts it, wherever this copy was found.
-        let site_lib_dir = spec.wheel.as_ref().map(|(_, dir, _)| format!("{dir}/lib"));
-        let from_wheel = cand.site.is_some()
-            || owner
-                .as_ref()
-                .is_some_and(|(d, _)| d.starts_with("nvidia-"));
-        let outside_dir = if from_wheel {
-            None
-        } else {
-            shared
-                .first()
-                .and_then(|s| s.path.parent().map(Path::to_path_buf))
-        };
-        let ldflags = env
-            .get(&format!("{}_LDFLAGS", spec.env_prefix))
-            .and_then(|v| shlex::split(v))
-            .unwrap_or_default();
-        return Ok(FoundLibrary {
-            name: spec.name.clone(),
-            include_dirs,
-            shared,
-            statics,
-            ldflags,
-            site_lib_dir,
-            outside_dir,
-            provider,
-            wheel_dist: cand
-                .site
-                .clone()
-                .zip(owner.as_ref().map(|(d, _)| d.clone())),
-            found_in: cand.label,
-        });
+        return Ok(found(spec, nvcc, env, cand, files, owner));
     }
     Err(LibraryError::NotFound {
         name: spec.name.clone(),
@@ -516,6 +418,119 @@ pub fn find(
         probes,
         env_prefix: spec.env_prefix.clone(),
     })
+}
+
+/// The files of a library in one candidate place.
+struct Files {
+    include_dirs: Vec<PathBuf>,
+    shared: Vec<SharedLib>,
+    statics: Vec<PathBuf>,
+}
+
+/// Every header, shared library and (when needed) static archive the spec names, in `cand`;
+/// else the first one missing.
+fn files_in(cand: &Candidate, spec: &LibrarySpec, need_static: bool) -> Result<Files, String> {
+    let mut include_dirs = Vec::new();
+    for h in &spec.headers {
+        let d = cand
+            .include_dirs
+            .iter()
+            .find(|d| d.join(h).is_file())
+            .ok_or_else(|| h.clone())?;
+        if !include_dirs.contains(d) {
+            include_dirs.push(d.clone());
+        }
+    }
+    let mut shared = Vec::new();
+    for name in &spec.shared {
+        shared.push(find_shared(&cand.lib_dirs, name).ok_or_else(|| format!("lib{name}.so*"))?);
+    }
+    let mut statics = Vec::new();
+    if need_static || spec.shared.is_empty() {
+        for name in &spec.statics {
+            let path = cand
+                .lib_dirs
+                .iter()
+                .map(|d| d.join(format!("lib{name}.a")))
+                .find(|p| p.is_file())
+                .ok_or_else(|| format!("lib{name}.a"))?;
+            statics.push(path);
+        }
+    }
+    Ok(Files {
+        include_dirs,
+        shared,
+        statics,
+    })
+}
+
+/// The library as found in `cand`, with the distribution that provides it at run time.
+fn found(
+    spec: &LibrarySpec,
+    nvcc: &Nvcc,
+    env: &Env,
+    cand: Candidate,
+    files: Files,
+    owner: Option<(String, Version)>,
+) -> FoundLibrary {
+    let provider = if spec.shared.is_empty() {
+        None
+    } else {
+        match (&owner, &spec.pip_package) {
+            (Some((dist, version)), _)
+                if dist.starts_with("nvidia-") || Some(dist) == spec.pip_package.as_ref() =>
+            {
+                Some(Provider {
+                    dist: dist.clone(),
+                    floor: floor_of(version),
+                    within_minor: false,
+                })
+            }
+            (_, Some(pkg)) => {
+                let floor = files
+                    .shared
+                    .first()
+                    .and_then(|s| file_version(&s.path))
+                    .unwrap_or((nvcc.major.into(), nvcc.minor.into()));
+                Some(Provider {
+                    dist: pkg.clone(),
+                    floor,
+                    within_minor: false,
+                })
+            }
+            _ => None,
+        }
+    };
+    // Where the providing wheel puts it, wherever this copy was found.
+    let site_lib_dir = spec.wheel.as_ref().map(|(_, dir, _)| format!("{dir}/lib"));
+    let from_wheel = cand.site.is_some()
+        || owner
+            .as_ref()
+            .is_some_and(|(d, _)| d.starts_with("nvidia-"));
+    let outside_dir = if from_wheel {
+        None
+    } else {
+        files
+            .shared
+            .first()
+            .and_then(|s| s.path.parent().map(Path::to_path_buf))
+    };
+    let ldflags = env
+        .get(&format!("{}_LDFLAGS", spec.env_prefix))
+        .and_then(|v| shlex::split(v))
+        .unwrap_or_default();
+    FoundLibrary {
+        name: spec.name.clone(),
+        include_dirs: files.include_dirs,
+        shared: files.shared,
+        statics: files.statics,
+        ldflags,
+        site_lib_dir,
+        outside_dir,
+        provider,
+        wheel_dist: cand.site.clone().zip(owner.map(|(d, _)| d)),
+        found_in: cand.label,
+    }
 }
 
 /// What `get_requires_for_build_wheel` asks PyPI for the CUDA libraries and the toolkit:
