@@ -176,27 +176,7 @@ impl RawProject {
                 })
             })
             .transpose()?;
-        let license = match self.license {
-            None => None,
-            Some(RawLicense::Expression(expr)) => {
-                if expr.trim().is_empty() || expr.contains('\n') {
-                    return Err(invalid("project.license", &expr, "expected an SPDX license expression such as \"MIT\""));
-                }
-                Some(License::Expression(expr))
-            }
-            Some(RawLicense::Table(t)) => Some(License::Text(match (t.file, t.text) {
-                (Some(file), None) => read_project_file(root, &file, "project.license.file")?,
-                (None, Some(text)) => text,
-                _ => {
-                    return Err(ConfigError::InvalidValue {
-                        key: "project.license".into(),
-                        origin: super::Origin::Pyproject,
-                        value: "a table".into(),
-                        why: "give exactly one of `file` or `text` (or, better, an SPDX expression string)".into(),
-                    })
-                }
-            })),
-        };
+        let license = self.license.map(|l| license_of(l, root)).transpose()?;
         let license_files = match self.license_files {
             None => Vec::new(),
             Some(globs) => expand_license_globs(root, &globs)?,
@@ -205,58 +185,9 @@ impl RawProject {
             "project.dependencies",
             self.dependencies.unwrap_or_default(),
         )?;
-        let mut optional_dependencies = Vec::new();
-        for (extra, reqs) in self.optional_dependencies.unwrap_or_default() {
-            let name = ExtraName::from_str(&extra).map_err(|e| {
-                invalid(
-                    &format!("project.optional-dependencies.{extra}"),
-                    &extra,
-                    format!("not a valid extra name: {e}"),
-                )
-            })?;
-            optional_dependencies.push((
-                name,
-                parse_requirements(&format!("project.optional-dependencies.{extra}"), reqs)?,
-            ));
-        }
-        let mut entry_points: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-        for (group, key, table) in [
-            ("console_scripts", "project.scripts", self.scripts),
-            ("gui_scripts", "project.gui-scripts", self.gui_scripts),
-        ] {
-            if let Some(table) = table {
-                entry_points.insert(group.to_string(), validate_entry_points(key, table)?);
-            }
-        }
-        for (group, table) in self.entry_points.unwrap_or_default() {
-            if group == "console_scripts" || group == "gui_scripts" {
-                return Err(invalid(
-                    &format!("project.entry-points.{group}"),
-                    &group,
-                    "use `[project.scripts]` / `[project.gui-scripts]` for this group",
-                ));
-            }
-            let key = format!("project.entry-points.{group}");
-            entry_points.insert(group, validate_entry_points(&key, table)?);
-        }
-        let people =
-            |list: Option<Vec<RawPerson>>, key: &str| -> Result<Vec<Person>, ConfigError> {
-                list.unwrap_or_default()
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, p)| {
-                        if p.name.is_none() && p.email.is_none() {
-                            return Err(ConfigError::MissingKey {
-                                key: format!("{key}[{i}].name"),
-                            });
-                        }
-                        Ok(Person {
-                            name: p.name,
-                            email: p.email,
-                        })
-                    })
-                    .collect()
-            };
+        let optional_dependencies =
+            optional_dependencies(self.optional_dependencies.unwrap_or_default())?;
+        let entry_points = entry_points(self.scripts, self.gui_scripts, self.entry_points)?;
         Ok(Project {
             name: self.name,
             normalized_name,
@@ -276,6 +207,100 @@ impl RawProject {
             entry_points,
         })
     }
+}
+
+/// `project.license`: an SPDX expression, or a table with exactly one of `file` / `text`.
+fn license_of(raw: RawLicense, root: &Path) -> Result<License, ConfigError> {
+    Ok(match raw {
+        RawLicense::Expression(expr) => {
+            if expr.trim().is_empty() || expr.contains('\n') {
+                return Err(invalid(
+                    "project.license",
+                    &expr,
+                    "expected an SPDX license expression such as \"MIT\"",
+                ));
+            }
+            License::Expression(expr)
+        }
+        RawLicense::Table(t) => License::Text(match (t.file, t.text) {
+            (Some(file), None) => read_project_file(root, &file, "project.license.file")?,
+            (None, Some(text)) => text,
+            _ => return Err(ConfigError::InvalidValue {
+                key: "project.license".into(),
+                origin: super::Origin::Pyproject,
+                value: "a table".into(),
+                why: "give exactly one of `file` or `text` (or, better, an SPDX expression string)"
+                    .into(),
+            }),
+        }),
+    })
+}
+
+fn optional_dependencies(
+    raw: BTreeMap<String, Vec<String>>,
+) -> Result<Vec<(ExtraName, Vec<Requirement>)>, ConfigError> {
+    let mut optional_dependencies = Vec::new();
+    for (extra, reqs) in raw {
+        let name = ExtraName::from_str(&extra).map_err(|e| {
+            invalid(
+                &format!("project.optional-dependencies.{extra}"),
+                &extra,
+                format!("not a valid extra name: {e}"),
+            )
+        })?;
+        optional_dependencies.push((
+            name,
+            parse_requirements(&format!("project.optional-dependencies.{extra}"), reqs)?,
+        ));
+    }
+    Ok(optional_dependencies)
+}
+
+/// `[project.scripts]`, `[project.gui-scripts]` and `[project.entry-points.*]` by group.
+fn entry_points(
+    scripts: Option<BTreeMap<String, String>>,
+    gui_scripts: Option<BTreeMap<String, String>>,
+    groups: Option<BTreeMap<String, BTreeMap<String, String>>>,
+) -> Result<BTreeMap<String, Vec<(String, String)>>, ConfigError> {
+    let mut entry_points: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for (group, key, table) in [
+        ("console_scripts", "project.scripts", scripts),
+        ("gui_scripts", "project.gui-scripts", gui_scripts),
+    ] {
+        if let Some(table) = table {
+            entry_points.insert(group.to_string(), validate_entry_points(key, table)?);
+        }
+    }
+    for (group, table) in groups.unwrap_or_default() {
+        if group == "console_scripts" || group == "gui_scripts" {
+            return Err(invalid(
+                &format!("project.entry-points.{group}"),
+                &group,
+                "use `[project.scripts]` / `[project.gui-scripts]` for this group",
+            ));
+        }
+        let key = format!("project.entry-points.{group}");
+        entry_points.insert(group, validate_entry_points(&key, table)?);
+    }
+    Ok(entry_points)
+}
+
+fn people(list: Option<Vec<RawPerson>>, key: &str) -> Result<Vec<Person>, ConfigError> {
+    list.unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if p.name.is_none() && p.email.is_none() {
+                return Err(ConfigError::MissingKey {
+                    key: format!("{key}[{i}].name"),
+                });
+            }
+            Ok(Person {
+                name: p.name,
+                email: p.email,
+            })
+        })
+        .collect()
 }
 
 fn parse_requirements(key: &str, reqs: Vec<String>) -> Result<Vec<Requirement>, ConfigError> {
