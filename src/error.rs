@@ -99,3 +99,21 @@ impl From<crate::inspect::elf::ReadError> for Error {
         Error::Elf(ElfError::Read(e))
     }
 }
+
+impl From<crate::audit::built::CheckError> for Error {
+    fn from(e: crate::audit::built::CheckError) -> Self {
+        match e {
+            crate::audit::built::CheckError::Elf(e) => Error::Elf(e),
+            crate::audit::built::CheckError::Runtime(e) => Error::Toolchain(e),
+        }
+    }
+}
+
+impl From<crate::package::sdist::NameMismatch> for Error {
+    fn from(e: crate::package::sdist::NameMismatch) -> Self {
+        Error::SdistMismatch {
+            sdist: e.sdist,
+            wheel: e.wheel,
+        }
+    }
+}

@@ -5,12 +5,21 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::elf::{self, ElfReport};
-use crate::error::Error;
+use super::elf::{self, ElfError, ElfReport};
 use crate::inspect::fatbin::{self, GpuCode};
 use crate::libraries::FoundLibrary;
 use crate::plan::TargetPlan;
 use crate::toolchain::headers::HeaderSet;
+use crate::toolchain::ToolchainError;
+
+/// A built file fails its checks: an ELF rule, or a runtime symbol its libcudart lacks.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Elf(#[from] ElfError),
+    #[error(transparent)]
+    Runtime(#[from] ToolchainError),
+}
 
 /// What the audit read back from the built files, in plan order.
 pub struct Checked {
@@ -32,7 +41,11 @@ pub struct Expect<'a> {
 }
 
 /// Reads and checks every target's file under `out_dir`.
-pub fn check(targets: &[TargetPlan], out_dir: &Path, want: &Expect<'_>) -> Result<Checked, Error> {
+pub fn check(
+    targets: &[TargetPlan],
+    out_dir: &Path,
+    want: &Expect<'_>,
+) -> Result<Checked, CheckError> {
     let mut out = Checked {
         reports: Vec::new(),
         gpu_code: Vec::new(),
@@ -40,7 +53,7 @@ pub fn check(targets: &[TargetPlan], out_dir: &Path, want: &Expect<'_>) -> Resul
     };
     for (i, target) in targets.iter().enumerate() {
         let file = out_dir.join(&target.wheel_path);
-        let report = elf::read(&file)?;
+        let report = elf::read(&file).map_err(ElfError::from)?;
         elf::audit(
             &report,
             &target.wheel_path,

@@ -5,8 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::elf::{self, ElfReport};
-use crate::error::Error;
+use super::elf::{self, ElfError, ElfReport};
 use crate::plan::TargetPlan;
 
 /// How the build was made, as far as the tag is concerned.
@@ -27,7 +26,7 @@ pub fn choose(
     reports: &[ElfReport],
     machine: &str,
     provided: &BTreeSet<String>,
-) -> Result<String, Error> {
+) -> Result<String, ElfError> {
     Ok(match mode {
         Mode::Zig { glibc_minor } => {
             let paths: Vec<PathBuf> = targets

@@ -2,155 +2,24 @@
 //!
 //! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
 
+mod error;
 pub mod interpreter;
+mod paths;
 mod project;
 pub mod schema;
 mod tool;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+pub use error::ConfigError;
 pub use interpreter::PythonInfo;
+pub use paths::{expand_glob, inside_project};
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
     suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc, KeyDef,
     LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty,
     LIBRARY_KEYS, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };
-
-use crate::hint::Hint;
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("Cannot read {}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} is not valid TOML: {message}", path.display())]
-    Toml { path: PathBuf, message: String },
-    #[error("{} has no `[project]` table", path.display())]
-    NoProject { path: PathBuf },
-    #[error("Invalid `[project]` in {}: {message}", path.display())]
-    ProjectSyntax { path: PathBuf, message: String },
-    #[error("Unknown key `{key}` in {origin}")]
-    UnknownKey {
-        key: String,
-        origin: Origin,
-        suggestion: Option<String>,
-    },
-    #[error("Missing required key `{key}` in pyproject.toml")]
-    MissingKey { key: String },
-    #[error("`{key}` (from {origin}) must be {expected}, found {found}")]
-    WrongType {
-        key: String,
-        origin: Origin,
-        expected: String,
-        found: String,
-    },
-    #[error("`{key}` (from {origin}) has an invalid value {value}: {why}")]
-    InvalidValue {
-        key: String,
-        origin: Origin,
-        value: String,
-        why: String,
-    },
-    #[error("`{key}` names {}, which cannot be read", path.display())]
-    ReadFile {
-        key: String,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("`{key}` names the path {path:?}, which is outside the project folder")]
-    OutsideProject { key: String, path: String },
-    #[error("`{key}`: the pattern {pattern:?} matches no file")]
-    GlobMatchedNothing { key: String, pattern: String },
-    #[error("`{key}`: {pattern:?} is not a valid glob pattern: {why}")]
-    BadGlob {
-        key: String,
-        pattern: String,
-        why: String,
-    },
-    #[error("`{key}`: {what} is not supported by this version of cudawheel")]
-    Unsupported {
-        key: String,
-        what: String,
-        instead: String,
-    },
-}
-
-impl Hint for ConfigError {
-    fn hints(&self) -> Vec<String> {
-        match self {
-            ConfigError::UnknownKey {
-                suggestion: Some(s),
-                ..
-            } => vec![format!("did you mean `{s}`?")],
-            ConfigError::UnknownKey { origin, .. } => vec![match origin {
-                Origin::Pyproject => {
-                    "see the list of `[tool.cudawheel]` keys in the README".to_string()
-                }
-                _ => "config settings take the `[tool.cudawheel]` key names, e.g. `-C cuda=13`"
-                    .to_string(),
-            }],
-            ConfigError::NoProject { .. } => {
-                vec!["add a `[project]` table with at least `name` and `version`".into()]
-            }
-            ConfigError::MissingKey { key } if key.starts_with("project.") => {
-                vec![format!(
-                    "add `{}` to `[project]`",
-                    key.trim_start_matches("project.")
-                )]
-            }
-            ConfigError::OutsideProject { .. } => {
-                vec![
-                    "use a path relative to the folder holding pyproject.toml, without `..`".into(),
-                ]
-            }
-            ConfigError::GlobMatchedNothing { .. } => {
-                vec!["patterns are relative to the folder holding pyproject.toml; check the spelling".into()]
-            }
-            ConfigError::Unsupported { instead, .. } => vec![instead.clone()],
-            ConfigError::Io { path, .. } if path.ends_with("pyproject.toml") => vec![
-                "run the build in (or pass) the folder that holds the project's pyproject.toml"
-                    .into(),
-            ],
-            ConfigError::Io { .. } => {
-                vec!["check that the path exists and that you may read it".into()]
-            }
-            ConfigError::Toml { .. } => vec![
-                "fix the TOML syntax at the line and column shown (https://toml.io)".into(),
-            ],
-            ConfigError::ProjectSyntax { .. } => vec![
-                "`[project]` takes the keys of the pyproject.toml specification (https://packaging.python.org/en/latest/specifications/pyproject-toml/)".into(),
-            ],
-            ConfigError::MissingKey { key } => vec![format!("add `{key}` to pyproject.toml")],
-            ConfigError::WrongType { key, origin, expected, .. } => {
-                vec![fix_at(origin, key, &format!("write it as {expected}"))]
-            }
-            ConfigError::InvalidValue { key, origin, .. } => {
-                vec![fix_at(origin, key, "give an allowed value")]
-            }
-            ConfigError::ReadFile { .. } => vec![
-                "check that the file exists inside the project folder and that you may read it"
-                    .into(),
-            ],
-            ConfigError::BadGlob { .. } => vec![
-                "globs take `*`, `**`, `?` and `[...]`; escape a literal `[` as `[[]`".into(),
-            ],
-        }
-    }
-}
-
-/// "Change it in pyproject.toml / -C / the environment": where the user fixes `key`.
-fn fix_at(origin: &Origin, key: &str, what: &str) -> String {
-    match origin {
-        Origin::Pyproject => format!("{what}: change `{key}` in pyproject.toml"),
-        Origin::Setting(name) => format!("{what}: change the config setting `-C {name}=...`"),
-        Origin::Env(var) => format!("{what}: change or unset the environment variable `{var}`"),
-    }
-}
 
 /// Everything stage 1 produces.
 #[derive(Debug, Clone)]
@@ -278,82 +147,12 @@ fn one_line(e: &toml::de::Error) -> String {
     e.to_string().trim_end().replace('\n', "\n    ")
 }
 
-/// `rel` joined to `root`, refusing absolute paths and `..` (the project must be self-contained).
-pub fn inside_project(root: &Path, rel: &str, key: &str) -> Result<PathBuf, ConfigError> {
-    let p = Path::new(rel);
-    if p.is_absolute()
-        || p.components()
-            .any(|c| matches!(c, Component::ParentDir | Component::Prefix(_)))
-    {
-        return Err(ConfigError::OutsideProject {
-            key: key.into(),
-            path: rel.into(),
-        });
-    }
-    Ok(root.join(p))
-}
-
-/// Files matching `pattern` under `root`, as sorted paths relative to `root`.
-pub fn expand_glob(root: &Path, pattern: &str, key: &str) -> Result<Vec<PathBuf>, ConfigError> {
-    inside_project(root, pattern, key)?;
-    let full = root.join(pattern);
-    let full = full.to_str().ok_or_else(|| ConfigError::BadGlob {
-        key: key.into(),
-        pattern: pattern.into(),
-        why: "the path is not valid UTF-8".into(),
-    })?;
-    let escaped_root = glob::Pattern::escape(&root.to_string_lossy());
-    let full = format!("{escaped_root}{}", &full[root.to_string_lossy().len()..]);
-    let paths = glob::glob(&full).map_err(|e| ConfigError::BadGlob {
-        key: key.into(),
-        pattern: pattern.into(),
-        why: e.msg.to_string(),
-    })?;
-    let mut out = Vec::new();
-    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    for entry in paths {
-        let path = entry.map_err(|e| ConfigError::Io {
-            path: e.path().to_path_buf(),
-            source: e.into(),
-        })?;
-        let unreadable = |source| ConfigError::ReadFile {
-            key: key.into(),
-            path: path.clone(),
-            source,
-        };
-        match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_dir() => continue,
-            Ok(_) => {}
-            // A symbolic link whose target is gone: matched by the pattern, but unreadable.
-            Err(e) if path.symlink_metadata().is_ok() => return Err(unreadable(e)),
-            Err(_) => continue,
-        }
-        // A symlink inside the project may still point outside it.
-        if !std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root)) {
-            return Err(ConfigError::OutsideProject {
-                key: key.into(),
-                path: path.display().to_string(),
-            });
-        }
-        // Found now rather than by the compiler (or the sdist) later.
-        std::fs::File::open(&path).map_err(unreadable)?;
-        let Ok(rel) = path.strip_prefix(root) else {
-            return Err(ConfigError::OutsideProject {
-                key: key.into(),
-                path: path.display().to_string(),
-            });
-        };
-        out.push(rel.to_path_buf());
-    }
-    out.sort();
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::hint::Hint;
 
     fn project(dir: &Path, tool: &str) {
         let text = format!(

@@ -11,7 +11,7 @@ use pep440_rs::{Version, VersionSpecifiers};
 use pep508_rs::{ExtraName, PackageName, Requirement};
 use serde::Deserialize;
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// `[project]` exactly as written (serde keeps toml's line/column in its errors).
 #[derive(Debug, Deserialize)]
@@ -124,7 +124,7 @@ pub struct Project {
 fn invalid(key: &str, value: &str, why: impl Into<String>) -> ConfigError {
     ConfigError::InvalidValue {
         key: key.to_string(),
-        origin: super::Origin::Pyproject,
+        origin: super::tool::Origin::Pyproject,
         value: format!("{value:?}"),
         why: why.into(),
     }
@@ -227,7 +227,7 @@ fn license_of(raw: RawLicense, root: &Path) -> Result<License, ConfigError> {
             (None, Some(text)) => text,
             _ => return Err(ConfigError::InvalidValue {
                 key: "project.license".into(),
-                origin: super::Origin::Pyproject,
+                origin: super::tool::Origin::Pyproject,
                 value: "a table".into(),
                 why: "give exactly one of `file` or `text` (or, better, an SPDX expression string)"
                     .into(),
@@ -389,7 +389,7 @@ fn validate_entry_points(
 
 /// Reads a file named by `key`, refusing paths that leave the project.
 fn read_project_file(root: &Path, rel: &str, key: &str) -> Result<String, ConfigError> {
-    let path = super::inside_project(root, rel, key)?;
+    let path = super::paths::inside_project(root, rel, key)?;
     let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::ReadFile {
         key: key.into(),
         path: path.clone(),
@@ -420,7 +420,7 @@ fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
         _ => {
             return Err(ConfigError::InvalidValue {
                 key: "project.readme".into(),
-                origin: super::Origin::Pyproject,
+                origin: super::tool::Origin::Pyproject,
                 value: "a table".into(),
                 why: "give exactly one of `file` or `text`".into(),
             })
@@ -441,7 +441,7 @@ fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
                 _ => {
                     return Err(ConfigError::InvalidValue {
                         key: "project.readme".into(),
-                        origin: super::Origin::Pyproject,
+                        origin: super::tool::Origin::Pyproject,
                         value: format!("{:?}", file.map(|f| f.display().to_string()).unwrap_or_default()),
                         why: "cannot tell the content type; use a .md, .rst or .txt file or set `content-type`".into(),
                     })
@@ -460,7 +460,7 @@ fn expand_license_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, C
     let mut files = Vec::new();
     for pattern in globs {
         let key = "project.license-files";
-        let found = super::expand_glob(root, pattern, key)?;
+        let found = super::paths::expand_glob(root, pattern, key)?;
         if found.is_empty() {
             return Err(ConfigError::GlobMatchedNothing {
                 key: key.into(),

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// Environment variables below `CUDAWHEEL_ARCHS` for `archs`, in order: CMake's, then
 /// PyTorch's (`plan::arch` reads every spelling).

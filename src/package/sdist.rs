@@ -10,7 +10,6 @@ use super::archive::{ArchiveError, Files};
 use super::metadata::{self, CudaRequires, DistName};
 use super::wheel::add_package;
 use crate::config::Config;
-use crate::error::Error;
 use crate::inspect::site::portable;
 use crate::plan::BuildPlan;
 
@@ -112,9 +111,16 @@ fn add_headers(out: &mut BTreeMap<String, PathBuf>, root: &Path, dir: &Path, rec
     }
 }
 
+/// An sdist asked to build a distribution other than the one it is named for.
+#[derive(Debug)]
+pub struct NameMismatch {
+    pub sdist: String,
+    pub wheel: String,
+}
+
 /// An unpacked sdist (it has PKG-INFO) builds only the distribution it is named for: its Name
 /// records the CUDA major it was made for (PEP 643).
-pub fn check_name(root: &Path, name: &DistName) -> Result<(), Error> {
+pub fn check_name(root: &Path, name: &DistName) -> Result<(), NameMismatch> {
     let Ok(pkg_info) = std::fs::read_to_string(root.join("PKG-INFO")) else {
         return Ok(());
     };
@@ -127,7 +133,7 @@ pub fn check_name(root: &Path, name: &DistName) -> Result<(), Error> {
     };
     let normalized: Option<pep508_rs::PackageName> = sdist_name.trim().parse().ok();
     if normalized.as_ref() != Some(&name.normalized) {
-        return Err(Error::SdistMismatch {
+        return Err(NameMismatch {
             sdist: sdist_name.trim().to_string(),
             wheel: name.display.clone(),
         });

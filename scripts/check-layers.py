@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Checks the structure of src/ from its `crate::` references (ARCHITECTURE.md's rules):
+
+1. the file-level import graph has no circle (edges: every `crate::` path, resolved to the file
+   of its longest module prefix, and a folder's mod.rs naming its children; a child's
+   `super::` references to its own folder are containment, not imports);
+2. no stage imports a later stage (config -> plan -> toolchain -> libraries -> bindings ->
+   build -> audit -> package); the shared helpers (hint, ui, inspect) import no stage;
+3. only the composers (pep517, resolve, doctor, bridge) and error.rs import several stages'
+   entry points freely, and no stage imports a composer or error.rs.
+
+Prints each problem and exits 1, or prints a one-line summary. Run from anywhere:
+`python3 scripts/check-layers.py [SRC]` (default: this checkout's src/).
+"""
+import re
+import sys
+from pathlib import Path
+
+SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "src"
+STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "build", "audit", "package"]
+SHARED = {"hint", "ui", "inspect"}
+COMPOSERS = {"pep517", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error"}
+
+
+def module_of(path: Path) -> list[str]:
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return parts
+
+
+def file_for(parts: list[str]) -> Path | None:
+    """The file defining the longest prefix of a crate path."""
+    for n in range(len(parts), 0, -1):
+        base = SRC.joinpath(*parts[:n])
+        for cand in (base.with_suffix(".rs"), base / "mod.rs"):
+            if cand.is_file():
+                return cand
+    return None
+
+
+def references(path: Path) -> set[Path]:
+    text = path.read_text()
+    # Test modules may reach anywhere; only the code counts.
+    text = text.split("#[cfg(test)]\nmod tests")[0]
+    text = re.sub(r"//[^\n]*", "", text)
+    out = set()
+    for m in re.finditer(r"crate::((?:[a-z_][a-z0-9_]*::)*[a-z_][a-z0-9_]*)", text):
+        target = file_for(m.group(1).split("::"))
+        if target and target != path:
+            out.add(target)
+    # `use crate::x::{a, b::c}` groups
+    for m in re.finditer(r"crate::((?:[a-z_0-9]+::)*)\{([^}]*)\}", text):
+        prefix = [p for p in m.group(1).split("::") if p]
+        for item in m.group(2).split(","):
+            item = item.strip().split(" as ")[0]
+            if not item or item == "self":
+                continue
+            target = file_for(prefix + item.split("::"))
+            if target and target != path:
+                out.add(target)
+    # A folder's mod.rs (or lib.rs) naming its children: `tool::parse`, `pub use tool::{...}`.
+    if path.name in ("mod.rs", "lib.rs"):
+        here = module_of(path)
+        for child in {m.group(1) for m in re.finditer(r"\b([a-z_][a-z0-9_]*)::", text)}:
+            target = file_for(here + [child])
+            if target and target != path and module_of(target)[: len(here) + 1] == here + [child]:
+                out.add(target)
+    return out
+
+
+def stage(path: Path) -> str:
+    return module_of(path)[0] if module_of(path) else "lib"
+
+
+def main() -> int:
+    files = sorted(SRC.rglob("*.rs"))
+    graph = {f: references(f) for f in files}
+    problems = []
+    for f, targets in graph.items():
+        s = stage(f)
+        for t in targets:
+            ts = stage(t)
+            if s == ts:
+                continue
+            where = f"{f.relative_to(SRC)} -> {t.relative_to(SRC)}"
+            if s in SHARED and ts not in SHARED:
+                problems.append(f"shared helper imports a stage: {where}")
+            elif s in STAGES and ts in COMPOSERS:
+                problems.append(f"stage imports a composer: {where}")
+            elif s in STAGES and ts in STAGES and STAGES.index(ts) > STAGES.index(s):
+                problems.append(f"stage imports a later stage: {where}")
+    # Circles (Tarjan-free: DFS with colours).
+    colour = {f: 0 for f in files}
+    stack: list[Path] = []
+
+    def visit(f: Path) -> None:
+        colour[f] = 1
+        stack.append(f)
+        for t in sorted(graph[f]):
+            if colour.get(t) == 1:
+                cyc = stack[stack.index(t):] + [t]
+                problems.append("circle: " + " -> ".join(str(c.relative_to(SRC)) for c in cyc))
+            elif colour.get(t) == 0:
+                visit(t)
+        stack.pop()
+        colour[f] = 2
+
+    for f in files:
+        if colour[f] == 0:
+            visit(f)
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    edges = sum(len(t) for t in graph.values())
+    print(f"ok: {len(files)} files, {edges} imports, no circle, no stage imports a later stage")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+//! What reading the configuration can fail at, with where the user fixes it.
+
+use std::path::PathBuf;
+
+use super::tool::Origin;
+use crate::hint::Hint;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("Cannot read {}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is not valid TOML: {message}", path.display())]
+    Toml { path: PathBuf, message: String },
+    #[error("{} has no `[project]` table", path.display())]
+    NoProject { path: PathBuf },
+    #[error("Invalid `[project]` in {}: {message}", path.display())]
+    ProjectSyntax { path: PathBuf, message: String },
+    #[error("Unknown key `{key}` in {origin}")]
+    UnknownKey {
+        key: String,
+        origin: Origin,
+        suggestion: Option<String>,
+    },
+    #[error("Missing required key `{key}` in pyproject.toml")]
+    MissingKey { key: String },
+    #[error("`{key}` (from {origin}) must be {expected}, found {found}")]
+    WrongType {
+        key: String,
+        origin: Origin,
+        expected: String,
+        found: String,
+    },
+    #[error("`{key}` (from {origin}) has an invalid value {value}: {why}")]
+    InvalidValue {
+        key: String,
+        origin: Origin,
+        value: String,
+        why: String,
+    },
+    #[error("`{key}` names {}, which cannot be read", path.display())]
+    ReadFile {
+        key: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{key}` names the path {path:?}, which is outside the project folder")]
+    OutsideProject { key: String, path: String },
+    #[error("`{key}`: the pattern {pattern:?} matches no file")]
+    GlobMatchedNothing { key: String, pattern: String },
+    #[error("`{key}`: {pattern:?} is not a valid glob pattern: {why}")]
+    BadGlob {
+        key: String,
+        pattern: String,
+        why: String,
+    },
+    #[error("`{key}`: {what} is not supported by this version of cudawheel")]
+    Unsupported {
+        key: String,
+        what: String,
+        instead: String,
+    },
+}
+
+impl Hint for ConfigError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            ConfigError::UnknownKey {
+                suggestion: Some(s),
+                ..
+            } => vec![format!("did you mean `{s}`?")],
+            ConfigError::UnknownKey { origin, .. } => vec![match origin {
+                Origin::Pyproject => {
+                    "see the list of `[tool.cudawheel]` keys in the README".to_string()
+                }
+                _ => "config settings take the `[tool.cudawheel]` key names, e.g. `-C cuda=13`"
+                    .to_string(),
+            }],
+            ConfigError::NoProject { .. } => {
+                vec!["add a `[project]` table with at least `name` and `version`".into()]
+            }
+            ConfigError::MissingKey { key } if key.starts_with("project.") => {
+                vec![format!(
+                    "add `{}` to `[project]`",
+                    key.trim_start_matches("project.")
+                )]
+            }
+            ConfigError::OutsideProject { .. } => {
+                vec![
+                    "use a path relative to the folder holding pyproject.toml, without `..`".into(),
+                ]
+            }
+            ConfigError::GlobMatchedNothing { .. } => {
+                vec!["patterns are relative to the folder holding pyproject.toml; check the spelling".into()]
+            }
+            ConfigError::Unsupported { instead, .. } => vec![instead.clone()],
+            ConfigError::Io { path, .. } if path.ends_with("pyproject.toml") => vec![
+                "run the build in (or pass) the folder that holds the project's pyproject.toml"
+                    .into(),
+            ],
+            ConfigError::Io { .. } => {
+                vec!["check that the path exists and that you may read it".into()]
+            }
+            ConfigError::Toml { .. } => vec![
+                "fix the TOML syntax at the line and column shown (https://toml.io)".into(),
+            ],
+            ConfigError::ProjectSyntax { .. } => vec![
+                "`[project]` takes the keys of the pyproject.toml specification (https://packaging.python.org/en/latest/specifications/pyproject-toml/)".into(),
+            ],
+            ConfigError::MissingKey { key } => vec![format!("add `{key}` to pyproject.toml")],
+            ConfigError::WrongType { key, origin, expected, .. } => {
+                vec![fix_at(origin, key, &format!("write it as {expected}"))]
+            }
+            ConfigError::InvalidValue { key, origin, .. } => {
+                vec![fix_at(origin, key, "give an allowed value")]
+            }
+            ConfigError::ReadFile { .. } => vec![
+                "check that the file exists inside the project folder and that you may read it"
+                    .into(),
+            ],
+            ConfigError::BadGlob { .. } => vec![
+                "globs take `*`, `**`, `?` and `[...]`; escape a literal `[` as `[[]`".into(),
+            ],
+        }
+    }
+}
+
+/// "Change it in pyproject.toml / -C / the environment": where the user fixes `key`.
+fn fix_at(origin: &Origin, key: &str, what: &str) -> String {
+    match origin {
+        Origin::Pyproject => format!("{what}: change `{key}` in pyproject.toml"),
+        Origin::Setting(name) => format!("{what}: change the config setting `-C {name}=...`"),
+        Origin::Env(var) => format!("{what}: change or unset the environment variable `{var}`"),
+    }
+}

@@ -1,0 +1,31 @@
+"""The structure ARCHITECTURE.md promises, checked from the code's own `crate::` references:
+no import circle, no stage importing a later stage, no stage importing a composer."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CHECK = REPO / "scripts" / "check-layers.py"
+
+
+def run(src: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(CHECK), str(src)], capture_output=True, text=True)
+
+
+def test_src_keeps_its_layers():
+    r = run(REPO / "src")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "no circle" in r.stdout
+
+
+def test_a_backward_import_and_a_circle_are_found(tmp_path):
+    # Control: the same tree with an early stage reaching a later one fails, naming both files.
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src", src)
+    f = src / "config" / "interpreter.rs"
+    f.write_text(f.read_text() + "\n#[allow(unused_imports)]\nuse crate::package::metadata::DistName;\n")
+    r = run(src)
+    assert r.returncode == 1
+    assert "stage imports a later stage: config/interpreter.rs -> package/metadata.rs" in r.stdout
+    assert "circle:" in r.stdout
