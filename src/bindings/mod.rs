@@ -1,28 +1,24 @@
-//! Binding libraries: `bindings = "pybind11"` / `"nanobind"` (per extension, or the top-level
-//! default). Each adds a build requirement from PyPI (`get_requires_for_build_wheel`), and once
-//! the build environment is known, its include folders, sources and flags to the target — found
-//! on `sys.path` like NVIDIA's wheels (`<site>/pybind11/include`, `<site>/nanobind/...`), so no
-//! Python has to run. The flags follow each project's own CMake support:
+//! Stage 5 (after libraries, before the build): binding libraries, one file each, each owning
+//! how it is found and what it adds to a target: `pybind11.rs`, `nanobind.rs`, `torch/` (with
+//! its probe, `torch/probe.rs`). `bindings = "..."` per extension, or the top-level default.
 //!
-//! - pybind11: `-std=c++17`, `-fvisibility=hidden` (pybind11's `pybind11_add_module`).
-//! - nanobind (`nanobind_add_module`, static libnanobind, size-optimised release): its
-//!   `src/nb_combined.cpp` compiled into the extension, `include/` and
-//!   `ext/robin_map/include`, `-std=c++17 -fvisibility=hidden -fno-strict-aliasing
-//!   -ffunction-sections -fdata-sections`, `NB_COMPACT_ASSERTIONS`, link `-Wl,--gc-sections`.
-//!
-//! - torch: see `torch.rs` (flags and libraries read from the torch in use).
-//!
-//! Paths of the build environment are mapped away (`-ffile-prefix-map`) so wheels stay
-//! reproducible across isolated build environments. The limited API is checked by the plan:
-//! pybind11 has none, nanobind's starts at Python 3.12.
+//! Each adds a build requirement from PyPI (`get_requires_for_build_wheel`), and once the build
+//! environment is known, its include folders, sources and flags to the target — pybind11 and
+//! nanobind found on `sys.path` like NVIDIA's wheels (`<site>/pybind11/include`,
+//! `<site>/nanobind/...`), so no Python has to run; torch asked about itself. Paths of the build
+//! environment are mapped away (`-ffile-prefix-map`) so wheels stay reproducible across isolated
+//! build environments. The limited API is checked by the plan: pybind11 has none, nanobind's
+//! starts at Python 3.12.
 
 use std::path::{Path, PathBuf};
 
 use crate::bindings::torch::probe::TorchInfo;
 use crate::config::{Bindings, ToolConfig};
-use crate::plan::{BuildPlan, Lang, Source};
+use crate::plan::{BuildPlan, TargetPlan};
 use crate::toolchain::ToolchainError;
 
+mod nanobind;
+mod pybind11;
 pub mod torch;
 
 /// The requirement `get_requires_for_build_wheel` adds for a binding library (torch's depends
@@ -148,52 +144,51 @@ pub fn apply(
             continue;
         }
         let found = locate(b, sys_path)?;
-        let root = &found.root;
-        let prefix_map = format!("-ffile-prefix-map={}/={}/", root.display(), b.name());
-        let mut cxx: Vec<String> = vec![
-            "-std=c++17".into(),
-            "-fvisibility=hidden".into(),
-            prefix_map.clone(),
-        ];
-        let mut nvcc: Vec<String> = vec![
-            "-std=c++17".into(),
-            "-Xcompiler".into(),
-            "-fvisibility=hidden".into(),
-            "-Xcompiler".into(),
-            prefix_map.replace(',', "\\,"),
-        ];
-        let mut includes = vec![root.join("include")];
-        if b == Bindings::Nanobind {
-            includes.push(root.join("ext/robin_map/include"));
-            cxx.extend(
-                [
-                    "-fno-strict-aliasing",
-                    "-ffunction-sections",
-                    "-fdata-sections",
-                ]
-                .map(String::from),
-            );
-            nvcc.extend(["-Xcompiler".into(), "-fno-strict-aliasing".into()]);
-            target.defines.push("NB_COMPACT_ASSERTIONS".into());
-            target.link_flags.insert(0, "-Wl,--gc-sections".into());
-            target.sources.push(Source {
-                path: root.join("src/nb_combined.cpp"),
-                rel: PathBuf::from("_nanobind/nb_combined.cpp"),
-                lang: Lang::Cxx,
-            });
-        }
-        // The project's own flags come last, so they can override these.
-        cxx.append(&mut target.cxx_flags);
-        target.cxx_flags = cxx;
-        nvcc.append(&mut target.nvcc_flags);
-        target.nvcc_flags = nvcc;
-        for dir in includes {
-            if !target.include_dirs.contains(&dir) {
-                target.include_dirs.push(dir);
-            }
+        match b {
+            Bindings::Nanobind => nanobind::apply(target, &found.root),
+            _ => pybind11::apply(target, &found.root),
         }
     }
     Ok(())
+}
+
+/// What pybind11 and nanobind modules share (their CMake helpers' defaults): C++17, hidden
+/// visibility, the package's `include/`, and its build-environment path mapped away. The
+/// project's own flags come last, so they can override these. `extra_cxx` / `extra_nvcc` go
+/// between the two.
+fn add_module_flags(
+    target: &mut TargetPlan,
+    root: &Path,
+    name: &str,
+    extra_cxx: &[&str],
+    extra_nvcc: &[&str],
+) {
+    let prefix_map = format!("-ffile-prefix-map={}/={name}/", root.display());
+    let mut cxx: Vec<String> = vec![
+        "-std=c++17".into(),
+        "-fvisibility=hidden".into(),
+        prefix_map.clone(),
+    ];
+    cxx.extend(extra_cxx.iter().map(|f| f.to_string()));
+    let mut nvcc: Vec<String> = vec![
+        "-std=c++17".into(),
+        "-Xcompiler".into(),
+        "-fvisibility=hidden".into(),
+        "-Xcompiler".into(),
+        prefix_map.replace(',', "\\,"),
+    ];
+    nvcc.extend(extra_nvcc.iter().map(|f| f.to_string()));
+    cxx.append(&mut target.cxx_flags);
+    target.cxx_flags = cxx;
+    nvcc.append(&mut target.nvcc_flags);
+    target.nvcc_flags = nvcc;
+    add_include(target, root.join("include"));
+}
+
+fn add_include(target: &mut TargetPlan, dir: PathBuf) {
+    if !target.include_dirs.contains(&dir) {
+        target.include_dirs.push(dir);
+    }
 }
 
 #[cfg(test)]
