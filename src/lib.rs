@@ -1,27 +1,24 @@
 //! cudawheel: a PEP 517 build backend that turns projects with CUDA sources into small,
 //! correct wheels that find NVIDIA's runtime wheels through `$ORIGIN`-relative RPATHs.
 //!
-//! Data flows one way through the stages, each in its own file (see ARCHITECTURE.md):
+//! Data flows one way through the stages, one folder each (see ARCHITECTURE.md); a stage
+//! imports only earlier stages and the shared readers (`scripts/check-layers.py` checks it):
 //!
-//! | stage | file | input -> output |
+//! | stage | folder | input -> output |
 //! | --- | --- | --- |
-//! | 1 configuration | `config/` | pyproject.toml + `Overrides` -> `Config` |
-//! | 2 build plan | `plan.rs` | `Config` + `PythonInfo` -> `BuildPlan` |
-//! | 2a archs | `arch.rs` | `archs` spellings -> `ArchList`; + nvcc's list -> `-gencode` pairs |
-//! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, header set, host compiler or zig, launcher, torch facts) |
-//! | 3b libraries | `libraries.rs` + `catalog.rs` | library names -> `FoundLibrary` (dirs, SONAMEs, provider) |
-//! | 4 compile | `compile.rs` | plan + toolchain -> `Job`s (exact commands) |
-//! | 4a incremental | `incremental.rs` | `Job` + build-dir records -> reuse or run |
-//! | 4c stable paths | `stable_paths.rs` | `Job` -> the same `Job` naming build-env folders through links, run in the project root |
-//! | 4b schedule | `schedule.rs` | graph of `Job`s -> run in one pool, longest first |
-//! | 5 link | `link.rs` | objects -> one shared object per extension |
-//! | 6 ELF audit and tag | `elf.rs` + `inspect/` | `.so` -> `ElfReport`, GPU code, audit, platform tag |
-//! | 7 archives | `archive.rs` + `metadata.rs` | files -> wheel / sdist |
-//! | 7a variants | `variants.rs` | config + GPU code in the ELFs -> variant.json, label; wheels -> `*-variants.json` |
-//! | 7b size | `wheel_size.rs` | wheel -> warning above 100 MiB (biggest members, archs) |
+//! | 1 configuration | `config/` | pyproject.toml + `Overrides` + environment -> `Config`, `PythonInfo` |
+//! | 2 build plan | `plan/` | `Config` + `PythonInfo` -> `BuildPlan` (targets, sources, archs: `plan::arch`) |
+//! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, header set, host compiler or zig, launcher, identity) |
+//! | 4 libraries | `libraries/` | library names -> `FoundLibrary` per target (catalogue, discovery, libcudart's rules) |
+//! | 5 bindings | `bindings/` | pybind11 / nanobind / torch (with its probe) -> flags, sources, libraries per target |
+//! | 6 build | `build/` | plan + toolchain + libraries -> step graph -> run (incremental, stable paths) -> linked `.so` |
+//! | 7 audit | `audit/` | built ELFs -> checks, GPU code, platform tag; finished wheel -> violations, size |
+//! | 8 package | `package/` | files -> wheel / sdist (metadata, `_cuda_libs.py`, variants, archives) |
 //!
-//! `pep517.rs` is the only module that calls more than one stage; `py.rs` the only one that
-//! knows Python; `ui.rs` the only one that prints.
+//! Shared by every stage: `inspect/` (ELF, fatbin, manylinux policy and dist-info readers),
+//! `hint.rs`, `ui.rs` (the only place that prints). Composers: `resolve.rs` (stages 1-5, shared
+//! by the hooks and `doctor`), `pep517.rs` (the hooks), `doctor.rs` (the report); `error.rs`
+//! gathers the stages' errors; `bridge.rs` is the only file that knows Python.
 
 pub mod audit;
 pub mod bindings;

@@ -1,4 +1,4 @@
-//! Stage 7b, wheel size: above `WARN_BYTES`, say which members are biggest and which GPU
+//! Wheel size: above `WARN_BYTES`, say which members are biggest and which GPU
 //! architectures cost most, read from the fatbins inside the built ELF files
 //! (`inspect::fatbin`).
 

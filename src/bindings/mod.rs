@@ -1,4 +1,4 @@
-//! Stage 5 (after libraries, before the build): binding libraries, one file each, each owning
+//! Stage 5, bindings: binding libraries, one file each, each owning
 //! how it is found and what it adds to a target: `pybind11.rs`, `nanobind.rs`, `torch/` (with
 //! its probe, `torch/probe.rs`). `bindings = "..."` per extension, or the top-level default.
 //!

@@ -1,4 +1,4 @@
-//! Stage 4, compile: lower the plan into compiler commands (pure data, `Display` = the exact
+//! Compile: lower the plan into compiler commands (pure data, `Display` = the exact
 //! shell-quoted command) and run them in a pool of `jobs` workers.
 //!
 //! Commands never go through a shell: every flag is one argument.

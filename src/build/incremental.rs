@@ -1,4 +1,4 @@
-//! Stage 4a, incremental builds: decide whether a step's output from an earlier build in
+//! Incremental builds: decide whether a step's output from an earlier build in
 //! `build-dir` can be used again, and remember what each step read once it has run.
 //!
 //! A step (compile, device link, link) is reused only when all of these are unchanged:

@@ -1,4 +1,4 @@
-//! Stage 5, link: one shared object per target, linked by the host compiler. NVIDIA libraries
+//! Link: one shared object per target, linked by the host compiler. NVIDIA libraries
 //! are linked by SONAME (`-L<dir> -l:libcublas.so.13`); the project's own shared libraries by
 //! their SONAME from the staging tree. DT_RPATH holds `$ORIGIN`-relative folders only (plus
 //! absolute folders of libraries found outside NVIDIA's wheels when `system-rpath = true`).

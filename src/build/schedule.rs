@@ -1,4 +1,4 @@
-//! Stage 4b, scheduling: run the build's steps (compiles, device links, links) as one graph
+//! Scheduling: run the build's steps (compiles, device links, links) as one graph
 //! in one pool of workers.
 //!
 //! - A step starts as soon as the steps it needs have finished (a link right after its

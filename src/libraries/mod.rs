@@ -1,4 +1,4 @@
-//! Stage 3b, library discovery: for each CUDA library a target uses (catalogued or declared in
+//! Stage 4, library discovery: for each CUDA library a target uses (catalogued or declared in
 //! `[tool.cudawheel.library.<name>]`), find its headers and libraries in the contract's order
 //! (§3) and record which distribution provides it at run time.
 //!

@@ -1,4 +1,4 @@
-//! Stage 7, archives: wheels (zip + RECORD) and sdists (tar.gz). Knows bytes and paths, not CUDA.
+//! Archives: wheels (zip + RECORD) and sdists (tar.gz). Knows bytes and paths, not CUDA.
 //!
 //! Deterministic by construction: entries sorted, fixed timestamps (`SOURCE_DATE_EPOCH`, else
 //! 1980-01-01), normalized modes and owners. Atomic: written to a temporary file in the output

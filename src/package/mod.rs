@@ -1,4 +1,4 @@
-//! Stage 7, package: what goes into a wheel or sdist and how it is written. `metadata` renders
+//! Stage 8, package: what goes into a wheel or sdist and how it is written. `metadata` renders
 //! Core Metadata and WHEEL; `import_helper` generates `<package>/_cuda_libs.py`; `variants`
 //! makes wheel variants (PEP 825); `wheel` and `sdist` say what each archive holds; `archive`
 //! writes deterministic, atomic zip/tar.gz files.

@@ -1,4 +1,4 @@
-//! Stage 3c, the header set: ONE coherent set of CUDA headers per build.
+//! The header set: ONE coherent set of CUDA headers per build.
 //!
 //! The headers every compile sees (nvcc's and the host compiler's alike) are those of the
 //! toolkit nvcc belongs to: the include folders its own `nvcc.profile` gives it, read from

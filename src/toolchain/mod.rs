@@ -1,7 +1,9 @@
-//! Stage 3, toolchain and library discovery: WITH WHAT to build.
+//! Stage 3, toolchain discovery: WITH WHAT to build (compilers and headers; libraries are
+//! stage 4).
 //!
-//! Finds nvcc (system toolkit or NVIDIA's pip wheels), the host compiler, and libcudart, and
-//! records where each came from and which distribution provides it at run time. Runs
+//! Finds nvcc (system toolkit or NVIDIA's pip wheels) and what it accepts, its one header set
+//! (`headers`), the host compiler or zig (`zig`), the compiler launcher (`launcher`), and the
+//! toolchain's identity for caches (`identity`); records where each came from. Runs
 //! `nvcc --version` / `--list-gpu-arch` to learn the toolkit; compiles nothing.
 
 use std::collections::BTreeMap;
