@@ -59,10 +59,10 @@ fn run(
             req.overrides,
             req.python
         ))),
-        "audit" => crate::audit::wheel::audit_wheel(Path::new(source_tree))
+        "audit" => crate::audit::wheel_audit::audit_wheel(Path::new(source_tree))
             .map(|v| serde_json::json!(v.iter().map(ToString::to_string).collect::<Vec<_>>()))
             .map_err(Error::from),
-        "gpu_code" => crate::audit::wheel::gpu_code_of_wheel(Path::new(source_tree))
+        "gpu_code" => crate::audit::wheel_audit::gpu_code_of_wheel(Path::new(source_tree))
             .map(|v| serde_json::json!(v))
             .map_err(Error::from),
         other => return Err(format!("cudawheel: internal error: unknown hook {other}")),

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 pub use crate::hint::Hint;
 
-use crate::audit::elf::ElfError;
+use crate::audit::elf_rules::ElfError;
 use crate::build::compile::CompileError;
 use crate::config::ConfigError;
 use crate::package::archive::ArchiveError;
@@ -31,14 +31,14 @@ pub enum Error {
     #[error(transparent)]
     Archive(#[from] ArchiveError),
     #[error(transparent)]
-    Audit(#[from] crate::audit::wheel::AuditError),
+    Audit(#[from] crate::audit::wheel_audit::AuditError),
     #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
     AuditFailed {
         wheel: String,
-        violations: Vec<crate::audit::wheel::Violation>,
+        violations: Vec<crate::audit::wheel_audit::Violation>,
     },
     /// `prepare_metadata_for_build_wheel` wrote something the wheel build would not.
     #[error("The METADATA prepared earlier differs from the one this build produces ({0})")]

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::audit::elf;
+use crate::audit::elf_rules as elf;
 use crate::config::{self, Overrides};
 
 /// pyproject.toml text, optionally followed by a NUL byte and `key=value` lines: config

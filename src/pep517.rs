@@ -253,7 +253,7 @@ fn finish_wheel(
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     // The built-in audit: the same checks as `python -m cudawheel audit`, on the finished file.
-    let violations = audit::wheel::audit_wheel(&path)?;
+    let violations = audit::wheel_audit::audit_wheel(&path)?;
     if !violations.is_empty() {
         let _ = std::fs::remove_file(&path);
         return Err(Error::AuditFailed {

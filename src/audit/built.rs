@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::elf::{self, ElfError, ElfReport};
+use super::elf_rules::{self as elf, ElfError, ElfReport};
 use crate::inspect::fatbin::{self, GpuCode};
 use crate::libraries::FoundLibrary;
 use crate::plan::TargetPlan;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::elf::{self, ElfError, ElfReport};
+use super::elf_rules::{self as elf, ElfError, ElfReport};
 use crate::plan::TargetPlan;
 
 /// How the build was made, as far as the tag is concerned.

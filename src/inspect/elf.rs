@@ -1,5 +1,5 @@
 //! ELF files as the dynamic loader sees them (goblin): SONAME, NEEDED, RPATH/RUNPATH, symbol
-//! versions, imports and exports. Reading only; `audit::elf` judges what is read.
+//! versions, imports and exports. Reading only; `audit::elf_rules` judges what is read.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

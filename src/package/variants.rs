@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-pub use crate::audit::variants::{label_ok, split_wheel_name, DIST_INFO_FILE, NULL_LABEL};
+pub use crate::audit::variant_audit::{label_ok, split_wheel_name, DIST_INFO_FILE, NULL_LABEL};
 use crate::config::{DriverFloor, Origin, Sourced, ToolConfig};
 use crate::hint::Hint;
 
@@ -550,7 +550,7 @@ pub fn index_for_dir(dir: &Path) -> Result<Vec<PathBuf>, VariantError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::variants::audit;
+    use crate::audit::variant_audit::audit;
 
     #[test]
     fn properties_parse_strictly() {

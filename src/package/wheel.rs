@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::archive::{self, ArchiveError, Files};
 use super::import_helper::{self, Preload};
 use super::metadata::{self, CudaRequires, DistName};
-use crate::audit::elf::ElfReport;
+use crate::audit::elf_rules::ElfReport;
 use crate::config::{Bindings, CudaDeps, Project};
 use crate::inspect::fatbin::GpuCode;
 use crate::inspect::site::portable;

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::path::Path;
 use std::str::FromStr;
 
-use crate::audit::elf::{self, ElfReport, SYSTEM_LIBRARIES};
+use crate::audit::elf_rules::{self as elf, ElfReport, SYSTEM_LIBRARIES};
 use crate::libraries::catalog;
 
 /// One problem: where, what, and what to do.
@@ -165,7 +165,7 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut violations = variant_violations(&filename, &members);
-    let platform = match crate::audit::variants::split_wheel_name(&filename) {
+    let platform = match crate::audit::variant_audit::split_wheel_name(&filename) {
         Some((_, _, Some(label))) => platform_before_label(&filename, label),
         _ => filename
             .trim_end_matches(".whl")
@@ -214,7 +214,7 @@ fn variant_violations(filename: &str, members: &[(String, Vec<u8>)]) -> Vec<Viol
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
         .unwrap_or_default();
     let variant_json = member(".dist-info/variant.json").map(|(_, b)| b.as_slice());
-    crate::audit::variants::audit(filename, variant_json, &record, dist_info)
+    crate::audit::variant_audit::audit(filename, variant_json, &record, dist_info)
         .into_iter()
         .map(|(problem, fix)| Violation {
             file: filename.to_string(),
