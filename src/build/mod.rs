@@ -1,0 +1,157 @@
+//! Stage 6, build: the plan, toolchain and libraries become object files and linked shared
+//! objects. Compile jobs are exact commands (`compile`) with their CUDA include arguments
+//! (`includes`), arranged in one graph (`graph`), named through stable paths (`stable_paths`),
+//! run in one pool of slots (`schedule`), reused when nothing they read changed
+//! (`incremental`), and linked with `$ORIGIN` RPATHs (`link`).
+
+pub mod compile;
+pub mod graph;
+pub mod includes;
+pub mod incremental;
+pub mod link;
+pub mod schedule;
+pub mod stable_paths;
+
+use std::path::Path;
+
+use crate::config::PythonInfo;
+use crate::libraries::FoundLibrary;
+use crate::plan::arch::Gencode;
+use crate::plan::BuildPlan;
+use crate::toolchain::{NvccOrigin, Toolchain};
+use crate::ui;
+use compile::CompileError;
+use incremental::{BuildLock, Cache};
+use schedule::Step;
+use stable_paths::StablePaths;
+
+/// How the steps run: slots, verbosity, memory limit (from `[tool.cudawheel]`).
+pub struct RunOptions {
+    pub verbose: bool,
+    pub max_memory: Option<u64>,
+}
+
+/// What running the graph did: the scheduler's counts, and the compiler launcher's summary
+/// line (what it served) when any step ran.
+pub struct Ran {
+    pub stats: schedule::Stats,
+    pub launcher: Option<String>,
+}
+
+/// Holds `build-dir/.lock` for one build (waits, saying so, while another build holds it).
+pub fn lock(build_dir: &Path) -> Result<BuildLock, CompileError> {
+    BuildLock::acquire(build_dir, || {
+        ui::status(&format!(
+            "waiting for another build using {}",
+            build_dir.display()
+        ))
+    })
+    .map_err(|source| CompileError::BuildDir {
+        path: build_dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Runs the graph: commands name the build environment's folders through links in build-dir
+/// and the project's files relatively (the same commands in every isolated build and
+/// checkout); steps whose record says nothing changed are reused.
+pub fn run(
+    plan: &BuildPlan,
+    tc: &Toolchain,
+    python: &PythonInfo,
+    mut steps: Vec<Step>,
+    opts: &RunOptions,
+) -> Result<Ran, CompileError> {
+    let build_dir = &plan.build_dir;
+    let stable = StablePaths::new(&plan.root, build_dir, tc, python);
+    let launcher_env = tc.launcher.as_ref().map_or_else(Vec::new, |l| {
+        l.environment(
+            &plan.root,
+            build_dir,
+            &crate::toolchain::identity::compilers(tc),
+        )
+    });
+    for step in &mut steps {
+        stable.apply(&mut step.job);
+        if step.job.launcher.is_some() {
+            step.job.env = launcher_env.clone();
+        }
+    }
+    let _links = stable.create().map_err(|source| CompileError::BuildDir {
+        path: build_dir.join("env"),
+        source,
+    })?;
+    let cache = Cache::open(build_dir, crate::toolchain::identity::full(tc, python));
+    let jobserver = schedule::jobserver_from_env();
+    // The launcher's counters before and after, for the summary (sccache: other builds
+    // sharing its server at the same time would be counted too).
+    let counts_before = tc.launcher.as_ref().and_then(|l| l.before_build(build_dir));
+    let stats = schedule::run(
+        &steps,
+        &schedule::Options {
+            workers: plan.jobs,
+            verbose: opts.verbose,
+            cache: &cache,
+            jobserver: jobserver.as_ref(),
+            memory: schedule::MemoryLimit::new(opts.max_memory),
+        },
+    )?;
+    let launcher = match &tc.launcher {
+        Some(l) if stats.ran > 0 => l.summary(build_dir, counts_before),
+        _ => None,
+    };
+    Ok(Ran { stats, launcher })
+}
+
+/// The toolchain as this build uses it, and each target's `-gencode` list: says what it builds
+/// (`what`: name and version) and with which headers and libcudart when their releases differ
+/// (or `verbose`); runs nvcc directly when the launcher is known to break these compiles.
+pub fn prepare(
+    toolchain: &Toolchain,
+    plan: &BuildPlan,
+    cudart: Option<&FoundLibrary>,
+    verbose: bool,
+    what: &str,
+) -> Result<(Toolchain, Vec<Vec<Gencode>>), crate::plan::PlanError> {
+    let mut tc = toolchain.clone();
+    ui::status(&format!(
+        "building {what} for CUDA {} (nvcc {} from {})",
+        tc.nvcc.major,
+        tc.nvcc.full_version,
+        match &tc.nvcc.origin {
+            NvccOrigin::System(label) => format!("{label}: {}", tc.nvcc.path.display()),
+            NvccOrigin::Pip(site) => format!("NVIDIA wheels in {}", site.display()),
+        }
+    ));
+    // Which headers and which libcudart, and why: when their releases differ (a system toolkit
+    // next to a runtime wheel of another release), or with `verbose`.
+    let differs =
+        cudart.is_some_and(|rt| crate::libraries::cudart::runtime_differs(&tc.headers, rt));
+    if differs || verbose {
+        for line in crate::libraries::cudart::explain(&tc.headers, cudart) {
+            match line.strip_prefix("warning: ") {
+                Some(w) => ui::warn(w),
+                None => ui::status(&line),
+            }
+        }
+    }
+    let nvcc_archs = tc.nvcc.arch_info();
+    let gencodes: Vec<Vec<Gencode>> = plan
+        .targets
+        .iter()
+        .map(|t| crate::plan::arch::gencodes(t.archs(plan), plan.ptx, &nvcc_archs))
+        .collect::<Result<_, _>>()
+        .map_err(crate::plan::PlanError::from)?;
+    // A launcher known to break these nvcc compiles is said so now, and nvcc runs directly.
+    if let Some(why) = tc
+        .launcher
+        .as_ref()
+        .and_then(|l| l.nvcc_problem(&tc.nvcc, &gencodes.concat()))
+    {
+        ui::warn(&format!(
+            "{why}\nnvcc runs directly; host compiles still go through the launcher"
+        ));
+        tc.launcher_wraps_nvcc = false;
+    }
+    Ok((tc, gencodes))
+}
