@@ -1,7 +1,7 @@
 """`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
 `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
 `python -m cudawheel audit [--json] WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
-`python -m cudawheel doctor WHEEL.whl`
+`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
@@ -12,6 +12,8 @@ wheel built now would be named and declare; it works outside a project too.
 `wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
 for it and its own build-dir; with `variant` set it also writes OUT/<name>-<version>-variants.json,
 which `variants-json DIR` (re)writes from the variant wheels in DIR.
+size prints each wheel's bytes and GPU code, each project's total, and what `split = "library"`
+would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
 """
 
 from __future__ import annotations
@@ -101,6 +103,19 @@ def _variants_json(folder) -> int:
     return _print_written(lambda: _core.variants_json(os.path.abspath(folder)))
 
 
+def _size(folder, as_json=False) -> int:
+    from . import _size
+
+    if not os.path.isdir(folder):
+        sys.stderr.write(f"size: {folder} is not a folder of wheels\n")
+        return 2
+    rep = _size.report(folder)
+    if as_json:
+        print(json.dumps(rep, indent=2))
+        return 0
+    return _size.print_report(rep)
+
+
 def _matrix(out_dir, majors, settings) -> int:
     from . import _core, _settings
 
@@ -111,10 +126,10 @@ def _matrix(out_dir, majors, settings) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json"])
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
-    parser.add_argument("--json", action="store_true", help="audit: print the result (violations, GPU code per ELF) as JSON")
+    parser.add_argument("--json", action="store_true", help="audit, size: print the result as JSON")
     parser.add_argument(
         "-C", "--config-setting", action="append", default=[], metavar="KEY=VALUE",
         help="a [tool.cudawheel] key, as pip's -C passes it",
@@ -130,6 +145,10 @@ def main(argv=None) -> int:
         if len(args.paths) != 1:
             parser.error("variants-json: name one folder of wheels")
         return _variants_json(args.paths[0])
+    if args.command == "size":
+        if len(args.paths) != 1:
+            parser.error("size: name one folder of wheels")
+        return _size(args.paths[0], args.json)
     if args.command == "audit":
         if not args.paths:
             parser.error("audit: name at least one wheel")

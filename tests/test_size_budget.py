@@ -1,0 +1,104 @@
+"""Issue 25: wheels within PyPI's limits. `python -m cudawheel size DIR` reports a release
+folder (per wheel, per project, what a library split would save); `compress` is a policy whose
+default never raises the wheel's driver floor. (`max-wheel-size` failures: test_errors.py and
+test_wheel_size.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+from conftest import Wheel, clean_env, copy_example, run
+
+
+def fatbin_bytes(so: Path) -> int:
+    """The size of the `.nv_fatbin` section as readelf (not cudawheel) reads it."""
+    out = run(["readelf", "-S", "-W", so]).stdout
+    for line in out.splitlines():
+        if " .nv_fatbin " in line:
+            # [Nr] Name Type Address Off Size ...
+            fields = line.split("]", 1)[1].split()
+            return int(fields[4], 16)
+    raise AssertionError(f"no .nv_fatbin in {so}:\n{out}")
+
+
+def build(py, project, out, *settings, env):
+    args = [py, "-m", "cudawheel", "wheel", project, "-o", out]
+    for s in settings:
+        args += ["-C", s]
+    proc = run(args, env=env)
+    return Path(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def test_size_command_totals_and_the_split_estimate(backend_python, cu13_home, tmp_path):
+    env = clean_env(CUDA_HOME=cu13_home, CUDAWHEEL_ARCHS="80;90")
+    project = copy_example("saxpy", tmp_path)
+    release = tmp_path / "release"
+    # The same GPU code in two wheels of one project and platform (the stable ABI of 3.9 and of
+    # 3.10): what one wheel per CPython version looks like.
+    w39, _ = build(backend_python, project, release, "py-limited-api=cp39", env=env)
+    w310, _ = build(backend_python, project, release, "py-limited-api=cp310", env=env)
+    assert "-cp39-abi3-" in w39.name and "-cp310-abi3-" in w310.name
+    so = Wheel(w39).extract("saxpy/_core.abi3.so", tmp_path / "x39")
+    fat = fatbin_bytes(so)
+    assert fat == fatbin_bytes(Wheel(w310).extract("saxpy/_core.abi3.so", tmp_path / "x310"))
+    # Another project in the same folder: counted apart, nothing duplicated.
+    other = tmp_path / "other"
+    shutil.copytree(project, other)
+    text = (other / "pyproject.toml").read_text().replace('name = "saxpy"', 'name = "saxpy-other"')
+    (other / "pyproject.toml").write_text(text)
+    build(backend_python, other, release, env=env)
+
+    files = sorted(release.glob("*.whl"))
+    assert len(files) == 3
+    rep = json.loads(run([backend_python, "-m", "cudawheel", "size", "--json", release], env=env).stdout)
+    assert rep["total_bytes"] == sum(f.stat().st_size for f in files)
+    assert {w["wheel"]: w["bytes"] for w in rep["wheels"]} == {f.name: f.stat().st_size for f in files}
+    assert all(w["gpu_bytes"] == fat for w in rep["wheels"]), (rep, fat)
+    projects = {p["project"]: p for p in rep["projects"]}
+    assert projects["saxpy_cu13"]["bytes"] == w39.stat().st_size + w310.stat().st_size
+    assert projects["saxpy_cu13"]["duplicated_gpu_bytes"] == fat
+    # Control: one wheel per project duplicates nothing.
+    assert projects["saxpy_other_cu13"]["duplicated_gpu_bytes"] == 0
+
+    text = run([backend_python, "-m", "cudawheel", "size", release], env=env).stdout
+    total = sum(f.stat().st_size for f in files)
+    assert f"total: 3 wheel(s), {total:,} bytes" in text, text
+    assert re.search(rf"project saxpy_cu13: 2 wheel\(s\), {projects['saxpy_cu13']['bytes']:,} bytes .*"
+                     rf"split = \"library\" would save about {fat:,} bytes", text), text
+    assert "project saxpy_other_cu13: 1 wheel(s)" in text and text.count("would save") == 1, text
+
+
+def test_size_command_flags_a_file_above_pypis_limit(backend_python, tmp_path):
+    release = tmp_path / "release"
+    release.mkdir()
+    # A stored (not deflated) member of random bytes: a file just above 100 MB.
+    big = release / "huge-1-py3-none-any.whl"
+    with zipfile.ZipFile(big, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("huge/blob.bin", os.urandom(100_000_100))
+        z.writestr("huge-1.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: py3-none-any\n")
+    proc = run([backend_python, "-m", "cudawheel", "size", release], check=False)
+    assert proc.returncode == 1, proc.stdout
+    assert "above PyPI's 100 MB file limit" in proc.stdout
+    big.unlink()
+    proc = run([backend_python, "-m", "cudawheel", "size", release], check=False)
+    assert proc.returncode == 0 and "total: 0 wheel(s), 0 bytes" in proc.stdout, proc.stdout
+
+
+def test_compress_modes_reach_nvcc_and_change_the_size(backend_python, cu13_home, tmp_path):
+    env = clean_env(CUDA_HOME=cu13_home, CUDAWHEEL_ARCHS="80;90")
+    project = copy_example("saxpy", tmp_path)
+    sizes = {}
+    for mode in ["none", "size", None]:
+        settings = ["verbose=true"] + ([f"compress={mode}"] if mode else [])
+        wheel, log = build(backend_python, project, tmp_path / f"out-{mode}", *settings, env=env)
+        flags = set(re.findall(r"--compress-mode=\w+", log))
+        # The CUDA 13 default: every mode loads on a 13.0 driver, so the smallest one.
+        assert flags == {f"--compress-mode={mode or 'size'}"}, log
+        sizes[mode] = fatbin_bytes(Wheel(wheel).extract("saxpy/_core.abi3.so", tmp_path / f"x-{mode}"))
+    assert sizes["size"] < sizes["none"], sizes
+    assert sizes[None] == sizes["size"], sizes
