@@ -4,7 +4,9 @@
     python3 scripts/bench_compress.py --python VENV/bin/python --cuda-home CUDA_HOME \
         [--examples saxpy pybind_saxpy] [--modes none speed balance size] [--keep DIR]
 
-VENV has cudawheel installed (and pybind11 for pybind_saxpy: no build isolation here). Each
+VENV has cudawheel installed (and pybind11 for pybind_saxpy: no build isolation here). The
+example `kernels` is scripts/bench.py's generated 8-file extension (sm_80 + sm_90 + compute_90)
+at a tenth of its size (`--kernels-scale 10`): far more GPU code than saxpy's one kernel. Each
 example is copied to a scratch folder and built once per mode (`-C compress=MODE`, default
 archs); the table gives the wheel's bytes, its extension's bytes, the `.nv_fatbin` section's
 bytes (GPU code as stored) and the build's wall time. `--keep DIR` leaves the wheels in
@@ -56,6 +58,7 @@ def main() -> int:
     ap.add_argument("--examples", nargs="+", default=["saxpy", "pybind_saxpy"])
     ap.add_argument("--modes", nargs="+", default=MODES, choices=MODES)
     ap.add_argument("--keep", type=Path)
+    ap.add_argument("--kernels-scale", type=int, default=10, help="kernels: divide bench.py's weights by this")
     args = ap.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAWHEEL_", "CUDA_"))}
     env["CUDA_HOME"] = args.cuda_home
@@ -63,7 +66,14 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for example in args.examples:
             project = Path(tmp) / example
-            shutil.copytree(REPO / "examples" / example, project, ignore=shutil.ignore_patterns("build", "dist"))
+            if example == "kernels":
+                sys.path.insert(0, str(REPO / "scripts"))
+                import bench
+
+                bench.WEIGHTS = [max(1, w // args.kernels_scale) for w in bench.WEIGHTS]
+                bench.make_project(project, "cudawheel")
+            else:
+                shutil.copytree(REPO / "examples" / example, project, ignore=shutil.ignore_patterns("build", "dist"))
             for mode in args.modes:
                 out = (args.keep / example / mode) if args.keep else Path(tmp) / "out" / example / mode
                 shutil.rmtree(out, ignore_errors=True)

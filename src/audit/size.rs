@@ -21,7 +21,7 @@ pub struct Budget {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SizeError {
-    #[error("{wheel} is {}, above `max-wheel-size` ({}): PyPI refuses files this big unless the project's limit was raised; the wheel was not kept.\n{report}", human(*size), human(*limit))]
+    #[error("{wheel} is {}, above `max-wheel-size` ({}){}; the wheel was not kept.\n{report}", human(*size), human(*limit), if *limit == crate::config::MAX_WHEEL_SIZE { ", PyPI's default limit per file" } else { "" })]
     TooBig {
         wheel: String,
         size: u64,
