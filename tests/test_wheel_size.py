@@ -65,8 +65,8 @@ def test_a_wheel_above_100_mb_is_an_error_with_members_and_archs(backend_python,
     assert re.search(r"big_cu13-1-\S+\.whl is 100\.[0-9] MB, above `max-wheel-size` \(100\.0 MB\)", err), err
     assert "biggest members (compressed): big/_big." in err, err
     assert "GPU code by architecture: " in err and "sm_80" in err and "sm_90" in err and "compute_90" in err, err
-    for fix in ["`archs`", "`ptx`", "`compress", "`max-wheel-size`"]:
-        assert f"hint: {fix}" in err or f"hint: fewer {fix}" in err, (fix, err)
+    for fix in ["fewer `archs`", "`ptx = ", "`compress", "`max-wheel-size`"]:
+        assert f"hint: {fix}" in err, (fix, err)
     assert not out.exists() or list(out.iterdir()) == [], list(out.iterdir())
     # Control: the same project under a raised budget builds that wheel.
     proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "max-wheel-size=110 MB"], env=env)
