@@ -298,7 +298,6 @@ fn summary(filename: &str, size: u64, timing: &Timing, archive: f64) {
     ui::summary(&lines);
 }
 
-
 /// PEP 660: builds the extensions, puts them (and `_cuda_libs.py`) next to the sources in
 /// `python-source`, and returns a wheel whose `.pth` adds that folder to `sys.path`. Python
 /// edits show at once; after a `.cu`/`.c` edit, run `pip install -e .` again.

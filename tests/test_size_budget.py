@@ -69,7 +69,7 @@ def test_size_command_totals_and_the_split_estimate(backend_python, cu13_home, t
     total = sum(f.stat().st_size for f in files)
     assert f"total: 3 wheel(s), {total:,} bytes" in text, text
     assert re.search(rf"project saxpy_cu13: 2 wheel\(s\), {projects['saxpy_cu13']['bytes']:,} bytes .*"
-                     rf"split = \"library\" would save about {fat:,} bytes", text), text
+                     rf"library wheel, would save about {fat:,} bytes", text), text
     assert "project saxpy_other_cu13: 1 wheel(s)" in text and text.count("would save") == 1, text
 
 

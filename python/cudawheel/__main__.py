@@ -12,8 +12,8 @@ wheel built now would be named and declare; it works outside a project too.
 `wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
 for it and its own build-dir; with `variant` set it also writes OUT/<name>-<version>-variants.json,
 which `variants-json DIR` (re)writes from the variant wheels in DIR.
-size prints each wheel's bytes and GPU code, each project's total, and what `split = "library"`
-would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
+size prints each wheel's bytes and GPU code, each project's total, and what one library wheel
+holding the GPU code once would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Per wheel: its file size and the bytes of GPU code (the `.nv_fatbin` sections of its ELF
 members). Per project (distribution name): the total of its files. Where several wheels of one
 project and platform carry byte-identical GPU code (one wheel per CPython version, the layout
-`split = "library"` avoids), the bytes a split would save: every copy but one.
+a Python-independent library wheel avoids), the bytes such a split would save: every copy but one.
 Pure Python, no backend call: the totals are the files' sizes as `os.path.getsize` reports them.
 """
 
@@ -111,8 +111,9 @@ def print_report(rep: dict) -> int:
         line = (f"project {p['project']}: {p['wheels']} wheel(s), {p['bytes']:,} bytes ({_human(p['bytes'])}), "
                 f"GPU code {p['gpu_bytes']:,} bytes")
         if p["duplicated_gpu_bytes"]:
-            line += (f"; the same GPU code is in several wheels: split = \"library\" would save about "
-                     f"{p['duplicated_gpu_bytes']:,} bytes ({_human(p['duplicated_gpu_bytes'])})")
+            line += (f"; the same GPU code is in several wheels: shipping it once, in one Python-independent "
+                     f"library wheel, would save about {p['duplicated_gpu_bytes']:,} bytes "
+                     f"({_human(p['duplicated_gpu_bytes'])})")
         if p["bytes"] > PYPI_PROJECT_LIMIT:
             line += "; above PyPI's 10 GB project limit"
         print(line)

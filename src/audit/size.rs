@@ -5,8 +5,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::inspect::fatbin::{fatbin_entries, fatbin_section};
 use crate::config::compress::{linux_driver, Compress};
+use crate::inspect::fatbin::{fatbin_entries, fatbin_section};
 
 /// What the budget check needs to know of the build, for its hints.
 #[derive(Debug, Clone)]
@@ -106,7 +106,9 @@ fn fixes(budget: &Budget, archs: &[(String, u64)]) -> Vec<String> {
     }
     let floor = Compress::Size.driver_floor(budget.cuda_major);
     if budget.compress != Compress::Size {
-        let driver = linux_driver(floor).map(|d| format!(", Linux driver {d}")).unwrap_or_default();
+        let driver = linux_driver(floor)
+            .map(|d| format!(", Linux driver {d}"))
+            .unwrap_or_default();
         hints.push(format!(
             "`compress = \"size\"`: the smallest fatbins (this build used \"{}\"); with CUDA {} it needs a driver for CUDA {}.{} or newer{driver}",
             budget.compress.name(),
@@ -126,7 +128,11 @@ pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> 
     if size <= budget.max_bytes {
         return Ok(());
     }
-    let name = wheel.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
     let (members, archs) = sizes(wheel).map_err(|source| SizeError::Read {
         wheel: name.clone(),
         source,
@@ -160,7 +166,11 @@ mod tests {
         let text = hints.join("\n");
         assert!(text.contains("sm_90 3.0 MB"), "{text}");
         assert!(text.contains("`ptx = \"highest\"`"), "{text}");
-        assert!(text.contains("this build used \"speed\"") && text.contains("CUDA 12.4 or newer, Linux driver 550.54.14"), "{text}");
+        assert!(
+            text.contains("this build used \"speed\"")
+                && text.contains("CUDA 12.4 or newer, Linux driver 550.54.14"),
+            "{text}"
+        );
         assert!(text.contains("`max-wheel-size`"), "{text}");
     }
 }

@@ -118,7 +118,10 @@ mod tests {
         );
         assert!(Compress::None.flags((11, 8)).unwrap().is_empty());
         let err = Compress::Balance.flags((12, 4)).unwrap_err();
-        assert!(err.contains("needs nvcc 12.8") && err.contains("12.4"), "{err}");
+        assert!(
+            err.contains("needs nvcc 12.8") && err.contains("12.4"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -135,7 +138,10 @@ mod tests {
         for nvcc in [(11, 8), (12, 4), (12, 8), (12, 9), (13, 0), (13, 5)] {
             for promised in [(nvcc.0, 0), nvcc] {
                 let m = default_for(nvcc, promised);
-                assert!(m.driver_floor(nvcc.0) <= promised, "{nvcc:?} {promised:?} {m:?}");
+                assert!(
+                    m.driver_floor(nvcc.0) <= promised,
+                    "{nvcc:?} {promised:?} {m:?}"
+                );
             }
         }
     }
@@ -145,6 +151,9 @@ mod tests {
         assert_eq!(Compress::Size.driver_floor(12), (12, 4));
         assert_eq!(Compress::Speed.driver_floor(12), (12, 0));
         assert_eq!(Compress::Size.driver_floor(13), (13, 0));
-        assert_eq!(linux_driver(Compress::Size.driver_floor(12)), Some("550.54.14"));
+        assert_eq!(
+            linux_driver(Compress::Size.driver_floor(12)),
+            Some("550.54.14")
+        );
     }
 }

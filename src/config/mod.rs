@@ -17,9 +17,9 @@ pub use interpreter::PythonInfo;
 pub use paths::{expand_glob, inside_project};
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
-    parse_size, suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc, KeyDef,
-    LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty,
-    LIBRARY_KEYS, MAX_WHEEL_SIZE, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
+    parse_size, suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc,
+    KeyDef, LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig,
+    ToolkitChoice, Ty, LIBRARY_KEYS, MAX_WHEEL_SIZE, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };
 
 /// Everything stage 1 produces.

@@ -1101,7 +1101,9 @@ mod keys {
             _ => f.string()?,
         };
         super::parse_size(&text).ok_or_else(|| {
-            f.invalid("expected a size such as 100000000, \"100MB\" or \"50 MiB\" (at least 1 byte)")
+            f.invalid(
+                "expected a size such as 100000000, \"100MB\" or \"50 MiB\" (at least 1 byte)",
+            )
         })
     }
 

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::config::PythonInfo;
 use crate::config::compress::Compress;
+use crate::config::PythonInfo;
 use crate::config::{CudaChoice, DriverFloor, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 
