@@ -528,7 +528,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
         _ => return None,
     };
     let bytes = (number * scale).round();
-    (bytes >= 1.0 && bytes < 1e19).then_some(bytes as u64)
+    (1.0..1e19).contains(&bytes).then_some(bytes as u64)
 }
 
 fn split_list(s: &str) -> Vec<String> {
