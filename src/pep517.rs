@@ -275,16 +275,24 @@ fn finish_wheel(
     if let Some(keep) = previous {
         archive::keep_copy(&path, keep);
     }
+    let elfs: Vec<PathBuf> = r
+        .plan
+        .targets
+        .iter()
+        .map(|t| built.out_dir.join(&t.wheel_path))
+        .collect();
+    let gpu = audit::size::gpu_line(&elfs, r.toolchain.compress, nvcc.major);
     summary(
         &filename,
         size,
         &built.timing,
         start.elapsed().as_secs_f64(),
+        gpu,
     );
     Ok(filename)
 }
 
-fn summary(filename: &str, size: u64, timing: &Timing, archive: f64) {
+fn summary(filename: &str, size: u64, timing: &Timing, archive: f64, gpu: Option<String>) {
     let steps = &timing.steps;
     let total = timing.configure + steps.secs + timing.audit + archive;
     let mut lines = vec![
@@ -294,6 +302,7 @@ fn summary(filename: &str, size: u64, timing: &Timing, archive: f64) {
             timing.configure, steps.secs, steps.ran, steps.reused, timing.audit, archive
         ),
     ];
+    lines.extend(gpu);
     lines.extend(timing.launcher.iter().cloned());
     ui::summary(&lines);
 }

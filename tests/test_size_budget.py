@@ -100,5 +100,8 @@ def test_compress_modes_reach_nvcc_and_change_the_size(backend_python, cu13_home
         # The CUDA 13 default: every mode loads on a 13.0 driver, so the smallest one.
         assert flags == {f"--compress-mode={mode or 'size'}"}, log
         sizes[mode] = fatbin_bytes(Wheel(wheel).extract("saxpy/_core.abi3.so", tmp_path / f"x-{mode}"))
+        # The summary says what the GPU code costs with this mode and what it asks of the driver.
+        kb = f"{sizes[mode] / 1e3:.1f} kB"
+        assert f'GPU code {kb} as stored (compress = "{mode or "size"}": loads on a driver for CUDA 13.0 or newer)' in log, log
     assert sizes["size"] < sizes["none"], sizes
     assert sizes[None] == sizes["size"], sizes

@@ -123,6 +123,30 @@ fn fixes(budget: &Budget, archs: &[(String, u64)]) -> Vec<String> {
     hints
 }
 
+/// The summary line on the GPU code of the built ELF files: its bytes as stored and what the
+/// compression mode asks of the driver; `None` without GPU code.
+pub fn gpu_line(
+    elfs: &[std::path::PathBuf],
+    compress: Compress,
+    cuda_major: u32,
+) -> Option<String> {
+    let bytes: u64 = elfs
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter_map(|elf| fatbin_section(&elf).map(|s| s.len() as u64))
+        .sum();
+    let floor = compress.driver_floor(cuda_major);
+    (bytes > 0).then(|| {
+        format!(
+            "GPU code {} as stored (compress = \"{}\": loads on a driver for CUDA {}.{} or newer)",
+            human(bytes),
+            compress.name(),
+            floor.0,
+            floor.1
+        )
+    })
+}
+
 /// Checks a finished wheel of `size` bytes against the budget.
 pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> {
     if size <= budget.max_bytes {
