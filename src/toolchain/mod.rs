@@ -582,21 +582,29 @@ pub fn discover(
     })
 }
 
-/// `compress` for this nvcc: the user's mode (a warning where it raises the driver floor the
-/// wheel promises: its CUDA major's `.0`, or the toolkit's version for a variant with
-/// `variant-driver-floor = "toolkit"`), else the smallest mode that keeps that floor.
+/// `compress` for an nvcc of `version` (major, minor): the user's mode, else the smallest mode
+/// that keeps the driver floor the wheel promises (its CUDA major's `.0`, or the toolkit's
+/// version for a variant with `variant-driver-floor = "toolkit"`). Returns the mode and that
+/// promised floor.
+pub fn compress_choice(tool: &ToolConfig, version: (u32, u32)) -> (Compress, (u32, u32)) {
+    let promised = match (tool.variant.is_some(), tool.variant_driver_floor) {
+        (true, DriverFloor::Toolkit) => version,
+        _ => (version.0, 0),
+    };
+    let mode = tool
+        .compress
+        .unwrap_or_else(|| crate::config::compress::default_for(version, promised));
+    (mode, promised)
+}
+
+/// `compress` for this nvcc and its flags; a warning where the user's mode raises the driver
+/// floor the wheel promises.
 fn compress_mode(
     tool: &ToolConfig,
     nvcc: &Nvcc,
 ) -> Result<(Compress, Vec<String>), ToolchainError> {
     let version = (nvcc.major, nvcc.minor);
-    let promised = match (tool.variant.is_some(), tool.variant_driver_floor) {
-        (true, DriverFloor::Toolkit) => version,
-        _ => (nvcc.major, 0),
-    };
-    let mode = tool
-        .compress
-        .unwrap_or_else(|| crate::config::compress::default_for(version, promised));
+    let (mode, promised) = compress_choice(tool, version);
     let flags = mode
         .flags(version)
         .map_err(|why| ToolchainError::Compress { why })?;
