@@ -105,3 +105,16 @@ def test_compress_modes_reach_nvcc_and_change_the_size(backend_python, cu13_home
         assert f'GPU code {kb} as stored (compress = "{mode or "size"}": loads on a driver for CUDA 13.0 or newer)' in log, log
     assert sizes["size"] < sizes["none"], sizes
     assert sizes[None] == sizes["size"], sizes
+
+
+def test_a_stable_abi_wheel_over_budget_is_not_told_to_use_the_stable_abi(backend_python, cu13_home, tmp_path):
+    # Control for test_errors.py::test_wheel_above_max_wheel_size (a cpXY-cpXY wheel gets that hint).
+    project = copy_example("saxpy", tmp_path)
+    out = tmp_path / "out"
+    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "max-wheel-size=5kB",
+                "-C", "archs=90"], env=clean_env(CUDA_HOME=cu13_home), check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert re.search(r"saxpy_cu13-0\.1\.0-cp39-abi3-\S+\.whl is [0-9.]+ kB, above `max-wheel-size` \(5\.0 kB\)",
+                     proc.stderr), proc.stderr
+    assert "serves one CPython version" not in proc.stderr, proc.stderr
+    assert not out.exists() or list(out.iterdir()) == []

@@ -147,6 +147,16 @@ pub fn gpu_line(
     })
 }
 
+/// Whether a wheel's file name has a per-CPython ABI tag (`cp312-cp312`, not `abi3`/`none`).
+fn per_python(filename: &str) -> bool {
+    let stem = filename.trim_end_matches(".whl");
+    let parts: Vec<&str> = stem.split('-').collect();
+    // name-version[-build]-py-abi-platform[-variant label]: the ABI tag is the one after a `cpXY`.
+    parts
+        .windows(2)
+        .any(|w| w[0].starts_with("cp") && w[1].starts_with("cp") && w[1] != "abi3")
+}
+
 /// Checks a finished wheel of `size` bytes against the budget.
 pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> {
     if size <= budget.max_bytes {
@@ -165,18 +175,29 @@ pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> 
     if !archs.is_empty() {
         report.push_str(&format!("\n  GPU code by architecture: {}", list(&archs)));
     }
+    let mut hints = fixes(budget, &archs);
+    if per_python(&name) && !archs.is_empty() {
+        hints.push("this wheel serves one CPython version and every other version's wheel carries the same GPU code again: `py-limited-api` (the C API; nanobind from cp312) builds one wheel for all of them, and `python -m cudawheel size DIR` shows what a release folder repeats".into());
+    }
     Err(SizeError::TooBig {
         wheel: name,
         size,
         limit: budget.max_bytes,
         report,
-        hints: fixes(budget, &archs),
+        hints,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_python_wheels_are_told_apart() {
+        assert!(per_python("p-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl"));
+        assert!(!per_python("p-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"));
+        assert!(!per_python("p-0.1.0-py3-none-manylinux_2_17_x86_64.whl"));
+    }
 
     #[test]
     fn hints_name_the_fixes_and_the_driver_floor() {
