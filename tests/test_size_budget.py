@@ -12,7 +12,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from conftest import Wheel, clean_env, copy_example, run
+from conftest import Wheel, clean_env, copy_example, run, toolkit_home
 
 
 def fatbin_bytes(so: Path) -> int:
@@ -117,4 +117,27 @@ def test_a_stable_abi_wheel_over_budget_is_not_told_to_use_the_stable_abi(backen
     assert re.search(r"saxpy_cu13-0\.1\.0-cp39-abi3-\S+\.whl is [0-9.]+ kB, above `max-wheel-size` \(5\.0 kB\)",
                      proc.stderr), proc.stderr
     assert "serves one CPython version" not in proc.stderr, proc.stderr
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_cuda12_default_keeps_the_12_0_driver_floor(backend_python, tmp_path):
+    # nvcc 12.4 has no --compress-mode; zstd would need a 12.4 driver anyway: the default is LZ4.
+    env = clean_env(CUDA_HOME=toolkit_home(12), CUDAWHEEL_ARCHS="80;90")
+    project = copy_example("saxpy", tmp_path)
+    sizes = {}
+    for mode, flag in [(None, "-Xfatbin=-compress-all"), ("none", "--no-compress")]:
+        settings = ["verbose=true"] + ([f"compress={mode}"] if mode else [])
+        wheel, log = build(backend_python, project, tmp_path / f"out-{mode}", *settings, env=env)
+        flags = set(re.findall(r"(-Xfatbin=-compress-all|--no-compress|--compress-mode=\w+)", log))
+        assert flags == {flag}, log
+        sizes[mode] = fatbin_bytes(Wheel(wheel).extract("saxpy/_core.abi3.so", tmp_path / f"x-{mode}"))
+        assert f'(compress = "{mode or "speed"}": loads on a driver for CUDA 12.0 or newer)' in log, log
+    assert sizes[None] < sizes["none"], sizes
+    # The zstd modes need nvcc 12.8: one clear error, nothing left.
+    out = tmp_path / "out-size"
+    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "compress=size"],
+               env=env, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert 'compress = "size" needs nvcc 12.8 or newer (`--compress-mode`); this nvcc is 12.4' in proc.stderr
+    assert 'hint: use `compress = "speed"`' in proc.stderr
     assert not out.exists() or list(out.iterdir()) == []

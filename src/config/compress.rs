@@ -3,12 +3,13 @@
 //!
 //! | mode | nvcc >= 12.8 | nvcc < 12.8 | loads on (CUDA 11) | (CUDA 12) | (CUDA 13) |
 //! | --- | --- | --- | --- | --- | --- |
-//! | `none` | `--compress-mode=none` | no flag (only PTX compressed, nvcc's default) | 11.0 | 12.0 | 13.0 |
+//! | `none` | `--compress-mode=none` | `--no-compress` | 11.0 | 12.0 | 13.0 |
 //! | `speed` | `--compress-mode=speed` | `-Xfatbin=-compress-all` (LZ4) | 11.0 | 12.0 | 13.0 |
 //! | `balance` | `--compress-mode=balance` | - | - | 12.4 (550.54.14) | 13.0 |
 //! | `size` | `--compress-mode=size` | - | - | 12.4 (550.54.14) | 13.0 |
 //!
 //! Sources: nvcc 13.5's `--help` lists `--compress-mode [default,size,speed,balance,none]`;
+//! nvcc 11.8's and 12.4's list `--no-compress` and no `--compress-mode`;
 //! the option appeared in nvcc 12.8 (12.6's documentation has only `--no-compress`); the
 //! zstd-based modes need a driver of CUDA 12.4 (550.54.14) or newer, LZ4 (`speed`, the old
 //! `-compress-all`) loads on every driver of the major (RAPIDS' `rapids_cuda_enable_fatbin_compression`
@@ -68,7 +69,7 @@ impl Compress {
         }
         match self {
             Compress::Speed => Ok(vec!["-Xfatbin=-compress-all".into()]),
-            Compress::None => Ok(Vec::new()),
+            Compress::None => Ok(vec!["--no-compress".into()]),
             Compress::Size | Compress::Balance => Err(format!(
                 "compress = \"{}\" needs nvcc 12.8 or newer (`--compress-mode`); this nvcc is {}.{}",
                 self.name(),
@@ -116,7 +117,7 @@ mod tests {
             Compress::Speed.flags((12, 4)).unwrap(),
             ["-Xfatbin=-compress-all"]
         );
-        assert!(Compress::None.flags((11, 8)).unwrap().is_empty());
+        assert_eq!(Compress::None.flags((11, 8)).unwrap(), ["--no-compress"]);
         let err = Compress::Balance.flags((12, 4)).unwrap_err();
         assert!(
             err.contains("needs nvcc 12.8") && err.contains("12.4"),
