@@ -141,3 +141,66 @@ def test_cuda12_default_keeps_the_12_0_driver_floor(backend_python, tmp_path):
     assert 'compress = "size" needs nvcc 12.8 or newer (`--compress-mode`); this nvcc is 12.4' in proc.stderr
     assert 'hint: use `compress = "speed"`' in proc.stderr
     assert not out.exists() or list(out.iterdir()) == []
+
+
+PYENV = Path.home() / ".pyenv" / "versions"
+
+
+def pyenv_python(minor: int) -> Path:
+    found = sorted(PYENV.glob(f"3.{minor}.*/bin/python3"))
+    if not found:
+        import pytest
+
+        pytest.skip(f"no CPython 3.{minor} under {PYENV}")
+    return found[-1]
+
+
+def test_wheel_for_several_pythons(backend_python, cu13_home, tmp_path):
+    """`python -m cudawheel wheel PROJECT --python PY ...`: one per-CPython wheel for each
+    interpreter (none of which has cudawheel), each installed into a fresh venv of its Python and
+    imported; `size` sees the same GPU code in all three."""
+    venvs = {}
+    for minor in (9, 11, 12):
+        venv_dir = tmp_path / f"venv{minor}"
+        run([pyenv_python(minor), "-m", "venv", venv_dir])
+        run([venv_dir / "bin/python", "-m", "pip", "install", "-q", "pybind11>=2.12"], env=clean_env())
+        venvs[minor] = venv_dir / "bin/python"
+    project = copy_example("pybind_saxpy", tmp_path)
+    out = tmp_path / "release"
+    args = [backend_python, "-m", "cudawheel", "wheel", project, "-o", out]
+    for py in venvs.values():
+        args += ["--python", py]
+    proc = run(args, env=clean_env(CUDA_HOME=cu13_home, CUDAWHEEL_ARCHS="80"))
+    printed = [Path(line) for line in proc.stdout.split()]
+    assert [p.name.split("-")[2] for p in printed] == ["cp39", "cp311", "cp312"], printed
+    assert sorted(out.iterdir()) == sorted(printed)
+    fat = set()
+    for minor, wheel in zip(venvs, printed):
+        assert re.fullmatch(rf"pybind_saxpy_cu13-0\.1\.0-cp3{minor}-cp3{minor}-manylinux_2_\d+_x86_64\.whl", wheel.name)
+        w = Wheel(wheel)
+        (so,) = [n for n in w.names if n.startswith("pybind_saxpy/_core")]
+        assert so.endswith(f".cpython-3{minor}-x86_64-linux-gnu.so"), so
+        fat.add(fatbin_bytes(w.extract(so, tmp_path / f"x{minor}")))
+        # A fresh venv of that Python: the wheel and its NVIDIA runtime wheel, then an import
+        # (no GPU here: the kernel is not run).
+        run([venvs[minor], "-m", "pip", "install", "-q", wheel], env=clean_env())
+        code = ("import pybind_saxpy as m\nassert m.runtime_version() >= 13000\n"
+                "import sys; print(sys.version_info[:2], m._core.__file__)")
+        shown = run([venvs[minor], "-c", code], cwd=tmp_path, env=clean_env()).stdout
+        assert f"(3, {minor})" in shown and "site-packages/pybind_saxpy/_core" in shown, shown
+    assert len(fat) == 1, fat
+    rep = json.loads(run([backend_python, "-m", "cudawheel", "size", "--json", out]).stdout)
+    assert rep["total_bytes"] == sum(p.stat().st_size for p in printed)
+    (project_rep,) = rep["projects"]
+    assert project_rep["duplicated_gpu_bytes"] == 2 * fat.pop()
+
+
+def test_python_option_errors(backend_python, tmp_path):
+    project = copy_example("pybind_saxpy", tmp_path)
+    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out", "--python",
+                tmp_path / "no-such-python"], check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"--python {tmp_path / 'no-such-python'}: cannot run it" in proc.stderr
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+    proc = run([backend_python, "-m", "cudawheel", "sdist", project, "--python", "python3"], check=False)
+    assert proc.returncode == 2 and "--python goes with the wheel command" in proc.stderr
