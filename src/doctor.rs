@@ -400,6 +400,22 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             n.full_version,
             n.archs.join(" ")
         );
+        let (mode, promised) = toolchain::compress_choice(tool, (n.major, n.minor));
+        let floor = mode.driver_floor(n.major);
+        let how = match mode.flags((n.major, n.minor)) {
+            Ok(flags) if flags.is_empty() => "no flag".to_string(),
+            Ok(flags) => flags.join(" "),
+            Err(why) => format!("a build would fail: {why}"),
+        };
+        let _ = writeln!(
+            w,
+            "  fatbin compression: compress = \"{}\" ({how}); its GPU code loads on a driver for CUDA {}.{}+ (the wheel promises {}.{})",
+            mode.name(),
+            floor.0,
+            floor.1,
+            promised.0,
+            promised.1
+        );
     }
 }
 

@@ -33,6 +33,8 @@ pub enum Error {
     #[error(transparent)]
     Audit(#[from] crate::audit::wheel_audit::AuditError),
     #[error(transparent)]
+    Size(#[from] crate::audit::size::SizeError),
+    #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
@@ -60,6 +62,7 @@ impl Hint for Error {
             Error::Archive(e) => e.hints(),
             Error::Audit(e) => e.hints(),
             Error::Variant(e) => e.hints(),
+            Error::Size(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),

@@ -261,42 +261,50 @@ fn finish_wheel(
             violations,
         });
     }
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let budget = audit::size::Budget {
+        max_bytes: r.config.tool.max_wheel_size,
+        compress: r.toolchain.compress,
+        cuda_major: nvcc.major,
+        ptx_all: r.plan.ptx == crate::config::Ptx::All,
+    };
+    if let Err(e) = audit::size::check(&path, size, &budget) {
+        let _ = std::fs::remove_file(&path);
+        return Err(e.into());
+    }
     if let Some(keep) = previous {
         archive::keep_copy(&path, keep);
     }
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    if let Ok(Some(text)) = audit::size::report(&path, size, audit::size::WARN_BYTES) {
-        ui::warn(&text);
-    }
+    let elfs: Vec<PathBuf> = r
+        .plan
+        .targets
+        .iter()
+        .map(|t| built.out_dir.join(&t.wheel_path))
+        .collect();
+    let gpu = audit::size::gpu_line(&elfs, r.toolchain.compress, nvcc.major);
     summary(
         &filename,
         size,
         &built.timing,
         start.elapsed().as_secs_f64(),
+        gpu,
     );
     Ok(filename)
 }
 
-fn summary(filename: &str, size: u64, timing: &Timing, archive: f64) {
+fn summary(filename: &str, size: u64, timing: &Timing, archive: f64, gpu: Option<String>) {
     let steps = &timing.steps;
     let total = timing.configure + steps.secs + timing.audit + archive;
     let mut lines = vec![
-        format!("built {filename} ({}) in {total:.1} s", human_size(size)),
+        format!("built {filename} ({}) in {total:.1} s", audit::size::human(size)),
         format!(
             "configure {:.1} s | compile and link {:.1} s ({} steps ran, {} up to date) | audit {:.1} s | archive {:.1} s",
             timing.configure, steps.secs, steps.ran, steps.reused, timing.audit, archive
         ),
     ];
+    lines.extend(gpu);
     lines.extend(timing.launcher.iter().cloned());
     ui::summary(&lines);
-}
-
-/// `19.8 kB`, `104.9 MB`.
-fn human_size(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        b => format!("{:.1} kB", b as f64 / 1e3),
-    }
 }
 
 /// PEP 660: builds the extensions, puts them (and `_cuda_libs.py`) next to the sources in

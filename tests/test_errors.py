@@ -264,6 +264,12 @@ STATIC_CASES = [
      ['`tool.cudawheel.extension[0].archs` (from pyproject.toml): "9.0b" is not a CUDA architecture']),
     ("target-archs-empty", dict(ext_extra='archs = []'), [], {},
      ["`tool.cudawheel.extension[0].archs` (from pyproject.toml)", "give at least one architecture"]),
+    ("max-wheel-size-value", dict(tool_extra='max-wheel-size = "huge"'), [], {},
+     ["`tool.cudawheel.max-wheel-size` (from pyproject.toml)", 'expected a size such as 100000000, "100MB" or "50 MiB"']),
+    ("max-wheel-size-zero", {}, ["max-wheel-size=0"], {},
+     ["`tool.cudawheel.max-wheel-size` (from config setting", 'expected a size such as']),
+    ("compress-value", dict(tool_extra='compress = "fast"'), [], {},
+     ['`tool.cudawheel.compress`', 'expected one of "size", "balance", "speed", "none"']),
     ("cudart-value", dict(tool_extra='cudart = "dynamic"'), [], {},
      ['`tool.cudawheel.cudart`', 'expected one of "shared", "static"']),
     ("cuda-deps-value", {}, [], dict(CUDAWHEEL_CUDA_DEPS="optional"),
@@ -482,6 +488,17 @@ def test_broken_nvcc(backend_python, tmp_path):
     proj = make_project(tmp_path)
     err = fails(backend_python, proj, env=clean_env(CUDA_HOME=fake.parent.parent))
     assert f"Running {fake} failed" in err and "hint: check that this nvcc runs" in err
+
+
+def test_wheel_above_max_wheel_size(backend_python, tmp_path, cu13_home):
+    # Issue 25: the budget is enforced on the finished wheel, which is then removed.
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, "max-wheel-size=5kB", env=clean_env(CUDA_HOME=cu13_home))
+    assert re.search(r"demo_cu13-1\.0-\S+\.whl is [0-9.]+ kB, above `max-wheel-size` \(5\.0 kB\)", err), err
+    assert "biggest members (compressed): demo/_k." in err and "GPU code by architecture: sm_90" in err, err
+    assert 'hint: `compress = "size"`' in err or "hint: `compress`" in err, err
+    # A per-CPython wheel (the C API without py-limited-api): the GPU code repeats per version.
+    assert "hint: this wheel serves one CPython version" in err and "`py-limited-api`" in err, err
 
 
 def test_arch_not_supported_by_the_toolkit(backend_python, tmp_path, cu13_home):

@@ -1,10 +1,12 @@
-"""Issue 5: small wheels. Fatbins are compressed; a wheel above 100 MiB is built but warned
-about, naming its biggest members and the GPU architectures that cost most."""
+"""Issue 5: small wheels. Fatbins are compressed. Issue 25: a wheel above `max-wheel-size`
+(default 100 MB, PyPI's limit) is an error naming its biggest members, the GPU architectures that
+cost most and the fixes, and leaves no file behind."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import textwrap
 import zipfile
 from pathlib import Path
@@ -17,7 +19,7 @@ def test_wheel_is_no_bigger_than_its_files_zipped(backend_python, cu13_home, tmp
     proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "dist"],
                env=clean_env(CUDA_HOME=cu13_home))
     wheel = Wheel(Path(proc.stdout.strip().splitlines()[-1]))
-    assert "above 100.0 MiB" not in proc.stderr
+    assert "max-wheel-size" not in proc.stderr
     # The same members deflated into a plain zip: the wheel adds only its .dist-info.
     plain = io.BytesIO()
     with zipfile.ZipFile(plain, "w", zipfile.ZIP_DEFLATED) as z:
@@ -31,13 +33,13 @@ def test_wheel_is_no_bigger_than_its_files_zipped(backend_python, cu13_home, tmp
     assert len(so) < 200_000, len(so)
 
 
-def test_a_wheel_above_100_mib_warns_with_members_and_archs(backend_python, cu13_home, tmp_path):
+def test_a_wheel_above_100_mb_is_an_error_with_members_and_archs(backend_python, cu13_home, tmp_path):
     project = tmp_path / "big"
     (project / "big").mkdir(parents=True)
     (project / "big/__init__.py").write_text("")
     blob = project / "blob.bin"
     with open(blob, "wb") as f:
-        f.write(os.urandom(101 << 20))  # random: deflate cannot shrink it
+        f.write(os.urandom(100_500_000))  # random: deflate cannot shrink it; above 100 MB, below 100 MiB
     (project / "data.c").write_text(
         f'__asm__(".section .rodata\\n.globl big_blob\\nbig_blob:\\n.incbin \\"{blob}\\"\\n.previous");\n')
     (project / "k.cu").write_text("__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\n")
@@ -54,12 +56,19 @@ def test_a_wheel_above_100_mib_warns_with_members_and_archs(backend_python, cu13
         name = "big._big"
         sources = ["data.c", "k.cu"]
     """))
-    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "dist"],
-               env=clean_env(CUDA_HOME=cu13_home))
+    env = clean_env(CUDA_HOME=cu13_home)
+    out = tmp_path / "dist"
+    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", out], env=env, check=False)
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr
+    assert "Traceback" not in err and err.count("cudawheel: error:") == 1, err
+    assert re.search(r"big_cu13-1-\S+\.whl is 100\.[0-9] MB, above `max-wheel-size` \(100\.0 MB\)", err), err
+    assert "biggest members (compressed): big/_big." in err, err
+    assert "GPU code by architecture: " in err and "sm_80" in err and "sm_90" in err and "compute_90" in err, err
+    for fix in ["fewer `archs`", "`ptx = ", "`compress", "`max-wheel-size`"]:
+        assert f"hint: {fix}" in err, (fix, err)
+    assert not out.exists() or list(out.iterdir()) == [], list(out.iterdir())
+    # Control: the same project under a raised budget builds that wheel.
+    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "max-wheel-size=110 MB"], env=env)
     wheel = Path(proc.stdout.strip().splitlines()[-1])
-    assert wheel.stat().st_size > 100 << 20
-    warning = proc.stderr[proc.stderr.index("warning: big_cu13-1-"):]
-    assert "above 100.0 MiB" in warning, proc.stderr
-    assert "biggest members (compressed): big/_big." in warning, warning
-    assert "GPU code by architecture: " in warning and "sm_80" in warning and "sm_90" in warning, warning
-    assert "compute_90" in warning, warning
+    assert wheel.stat().st_size > 100_000_000

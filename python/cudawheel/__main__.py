@@ -1,7 +1,7 @@
 """`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
 `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
 `python -m cudawheel audit [--json] WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
-`python -m cudawheel doctor WHEEL.whl`
+`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
@@ -9,9 +9,14 @@ rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag
 GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries. doctor
 reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
 wheel built now would be named and declare; it works outside a project too.
-`wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
+`wheel --python PY` (repeated; an interpreter path) builds the wheel for each of those Pythons
+(its tags, extension suffix, headers and binding libraries), one after the other in the same
+build-dir; combinable with `--cuda`. The interpreters need no cudawheel, only what the build finds
+on their sys.path (e.g. pybind11). `wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
 for it and its own build-dir; with `variant` set it also writes OUT/<name>-<version>-variants.json,
 which `variants-json DIR` (re)writes from the variant wheels in DIR.
+size prints each wheel's bytes and GPU code, each project's total, and what one library wheel
+holding the GPU code once would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
 """
 
 from __future__ import annotations
@@ -101,20 +106,73 @@ def _variants_json(folder) -> int:
     return _print_written(lambda: _core.variants_json(os.path.abspath(folder)))
 
 
-def _matrix(out_dir, majors, settings) -> int:
+def _size(folder, as_json=False) -> int:
+    from . import _size
+
+    if not os.path.isdir(folder):
+        sys.stderr.write(f"size: {folder} is not a folder of wheels\n")
+        return 2
+    rep = _size.report(folder)
+    if as_json:
+        print(json.dumps(rep, indent=2))
+        return 0
+    return _size.print_report(rep)
+
+
+def _matrix(out_dir, majors, settings, info=None) -> int:
     from . import _core, _settings
 
     os.makedirs(out_dir, exist_ok=True)
     return _print_written(lambda: _core.build_matrix(os.getcwd(), out_dir, majors, _settings(settings),
-                                                     json.dumps(_python_info())))
+                                                     json.dumps(info or _python_info())))
+
+
+def _interpreter_info(python):
+    """`_python_info()` as another interpreter reports it (it runs the same function's source)."""
+    import inspect
+    import subprocess
+
+    code = ("import json, os, platform, sys, sysconfig\n" + inspect.getsource(_python_info)
+            + "\nprint(json.dumps(_python_info()))\n")
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    except OSError as err:
+        sys.stderr.write(f"cudawheel: error: --python {python}: cannot run it ({err})\n")
+        return None
+    if proc.returncode != 0:
+        sys.stderr.write(f"cudawheel: error: --python {python}: it failed to report itself:\n{proc.stderr}")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _for_pythons(out_dir, pythons, majors, settings) -> int:
+    """`wheel --python PY ...`: the wheel (or one per `--cuda` major) for each interpreter."""
+    from . import _core, _settings
+
+    infos = [_interpreter_info(p) for p in pythons]
+    if None in infos:
+        return 1
+    os.makedirs(out_dir, exist_ok=True)
+    for info in infos:
+        if majors:
+            if _matrix(out_dir, majors, settings, info):
+                return 1
+            continue
+        try:
+            name = json.loads(_core.hook("build_wheel", os.getcwd(), out_dir, None, _settings(settings), json.dumps(info)))
+        except _core.BuildError as err:
+            sys.stderr.write(f"{err}\n")
+            return 1
+        print(os.path.join(out_dir, name))
+    return 0
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json"])
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
-    parser.add_argument("--json", action="store_true", help="audit: print the result (violations, GPU code per ELF) as JSON")
+    parser.add_argument("--json", action="store_true", help="audit, size: print the result as JSON")
     parser.add_argument(
         "-C", "--config-setting", action="append", default=[], metavar="KEY=VALUE",
         help="a [tool.cudawheel] key, as pip's -C passes it",
@@ -123,13 +181,23 @@ def main(argv=None) -> int:
         "--cuda", action="append", type=int, default=[], metavar="MAJOR",
         help="wheel: build for this CUDA major (repeat for several)",
     )
+    parser.add_argument(
+        "--python", action="append", default=[], metavar="PY",
+        help="wheel: build for this Python interpreter (a path; repeat for several)",
+    )
     args = parser.parse_intermixed_args(argv)
     if args.cuda and args.command != "wheel":
         parser.error("--cuda goes with the wheel command")
+    if args.python and args.command != "wheel":
+        parser.error("--python goes with the wheel command")
     if args.command == "variants-json":
         if len(args.paths) != 1:
             parser.error("variants-json: name one folder of wheels")
         return _variants_json(args.paths[0])
+    if args.command == "size":
+        if len(args.paths) != 1:
+            parser.error("size: name one folder of wheels")
+        return _size(args.paths[0], args.json)
     if args.command == "audit":
         if not args.paths:
             parser.error("audit: name at least one wheel")
@@ -146,6 +214,8 @@ def main(argv=None) -> int:
         return _doctor(args.paths[0] if args.paths else ".", settings)
     out_dir = os.path.abspath(args.out_dir)
     os.chdir(args.paths[0] if args.paths else ".")
+    if args.python:
+        return _for_pythons(out_dir, args.python, args.cuda, settings)
     if args.cuda:
         return _matrix(out_dir, args.cuda, settings)
     if args.command == "requires":

@@ -1,32 +1,69 @@
-//! Wheel size: above `WARN_BYTES`, say which members are biggest and which GPU
-//! architectures cost most, read from the fatbins inside the built ELF files
-//! (`inspect::fatbin`).
+//! Wheel size: a finished wheel above `max-wheel-size` is an error naming its
+//! biggest members and the GPU architectures that cost most (read from the fatbins inside its
+//! ELF files, `inspect::fatbin`), with the fixes.
 
 use std::io::Read;
-
-use crate::inspect::fatbin::{fatbin_entries, fatbin_section};
 use std::path::Path;
 
-/// The size above which a build warns: 100 MiB, as PyPI's default upload limit.
-pub const WARN_BYTES: u64 = 100 << 20;
+use crate::config::compress::{linux_driver, Compress};
+use crate::inspect::fatbin::{fatbin_entries, fatbin_section};
 
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+/// What the budget check needs to know of the build, for its hints.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    pub max_bytes: u64,
+    /// The compression mode this build used and the CUDA major it built for.
+    pub compress: Compress,
+    pub cuda_major: u32,
+    /// `ptx = "all"` was in force (PTX of every arch).
+    pub ptx_all: bool,
 }
 
-/// The warning text for a wheel of `size` bytes above `limit`, else `None`.
-pub fn report(wheel: &Path, size: u64, limit: u64) -> std::io::Result<Option<String>> {
-    if size <= limit {
-        return Ok(None);
+#[derive(Debug, thiserror::Error)]
+pub enum SizeError {
+    #[error("{wheel} is {}, above `max-wheel-size` ({}){}; the wheel was not kept.\n{report}", human(*size), human(*limit), if *limit == crate::config::MAX_WHEEL_SIZE { ", PyPI's default limit per file" } else { "" })]
+    TooBig {
+        wheel: String,
+        size: u64,
+        limit: u64,
+        /// The biggest members and the GPU code per architecture.
+        report: String,
+        hints: Vec<String>,
+    },
+    #[error("cannot read the wheel {wheel} to size it: {source}")]
+    Read {
+        wheel: String,
+        source: std::io::Error,
+    },
+}
+
+impl crate::hint::Hint for SizeError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            SizeError::TooBig { hints, .. } => hints.clone(),
+            SizeError::Read { .. } => vec!["build again; if it persists, report it".into()],
+        }
     }
-    let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel)?)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+}
+
+/// `19.8 kB`, `104.9 MB` (decimal, as PyPI counts).
+pub fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b => format!("{:.1} kB", b as f64 / 1e3),
+    }
+}
+
+/// The members of a wheel by stored size and the fatbin bytes per GPU architecture, biggest first.
+type Sizes = (Vec<(String, u64)>, Vec<(String, u64)>);
+
+fn sizes(wheel: &Path) -> std::io::Result<Sizes> {
+    let bad = |e| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel)?).map_err(bad)?;
     let mut members: Vec<(String, u64)> = Vec::new();
     let mut archs: std::collections::BTreeMap<String, u64> = Default::default();
     for i in 0..zip.len() {
-        let mut f = zip
-            .by_index(i)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        let mut f = zip.by_index(i).map_err(bad)?;
         members.push((f.name().to_string(), f.compressed_size()));
         if f.name().ends_with(".so") || f.name().contains(".so.") {
             let mut bytes = Vec::new();
@@ -41,26 +78,144 @@ pub fn report(wheel: &Path, size: u64, limit: u64) -> std::io::Result<Option<Str
     members.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut archs: Vec<(String, u64)> = archs.into_iter().collect();
     archs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    let list = |items: &[(String, u64)]| {
-        items
-            .iter()
-            .take(5)
-            .map(|(n, s)| format!("{n} {}", mib(*s)))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut text = format!(
-        "{} is {}, above {}: PyPI refuses files this big unless the project's limit was raised.\n  biggest members (compressed): {}",
-        wheel.file_name().unwrap_or_default().to_string_lossy(),
-        mib(size),
-        mib(limit),
-        list(&members)
-    );
+    Ok((members, archs))
+}
+
+fn list(items: &[(String, u64)]) -> String {
+    items
+        .iter()
+        .take(5)
+        .map(|(n, s)| format!("{n} {}", human(*s)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The fixes, in the order they usually help most.
+fn fixes(budget: &Budget, archs: &[(String, u64)]) -> Vec<String> {
+    let mut hints = Vec::new();
     if !archs.is_empty() {
-        text.push_str(&format!(
-            "\n  GPU code by architecture: {}\n  fewer `archs` (e.g. only the `-real` ones you ship for, plus one PTX) or `ptx = \"highest\"` make it smaller",
-            list(&archs)
+        hints.push(format!(
+            "fewer `archs`: each costs what the list above says (the biggest: {}); ship SASS for the GPUs you support (`\"86-real\"`) plus one PTX for newer ones",
+            list(&archs[..1])
         ));
+        if budget.ptx_all {
+            hints.push("`ptx = \"highest\"`: PTX of the newest arch only (this build embeds PTX of every arch)".into());
+        } else {
+            hints.push("`ptx = \"none\"`: no PTX at all (the wheel then runs only on the archs it has SASS for)".into());
+        }
     }
-    Ok(Some(text))
+    let floor = Compress::Size.driver_floor(budget.cuda_major);
+    if budget.compress != Compress::Size {
+        let driver = linux_driver(floor)
+            .map(|d| format!(", Linux driver {d}"))
+            .unwrap_or_default();
+        hints.push(format!(
+            "`compress = \"size\"`: the smallest fatbins (this build used \"{}\"); with CUDA {} it needs a driver for CUDA {}.{} or newer{driver}",
+            budget.compress.name(),
+            budget.cuda_major,
+            floor.0,
+            floor.1
+        ));
+    } else {
+        hints.push("`compress` is already \"size\", the smallest fatbins nvcc makes".into());
+    }
+    hints.push("`max-wheel-size`: raise it (e.g. \"200MB\") when PyPI raised your project's limit or you publish elsewhere".into());
+    hints
+}
+
+/// The summary line on the GPU code of the built ELF files: its bytes as stored and what the
+/// compression mode asks of the driver; `None` without GPU code.
+pub fn gpu_line(
+    elfs: &[std::path::PathBuf],
+    compress: Compress,
+    cuda_major: u32,
+) -> Option<String> {
+    let bytes: u64 = elfs
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter_map(|elf| fatbin_section(&elf).map(|s| s.len() as u64))
+        .sum();
+    let floor = compress.driver_floor(cuda_major);
+    (bytes > 0).then(|| {
+        format!(
+            "GPU code {} as stored (compress = \"{}\": loads on a driver for CUDA {}.{} or newer)",
+            human(bytes),
+            compress.name(),
+            floor.0,
+            floor.1
+        )
+    })
+}
+
+/// Whether a wheel's file name has a per-CPython ABI tag (`cp312-cp312`, not `abi3`/`none`).
+fn per_python(filename: &str) -> bool {
+    let stem = filename.trim_end_matches(".whl");
+    let parts: Vec<&str> = stem.split('-').collect();
+    // name-version[-build]-py-abi-platform[-variant label]: the ABI tag is the one after a `cpXY`.
+    parts
+        .windows(2)
+        .any(|w| w[0].starts_with("cp") && w[1].starts_with("cp") && w[1] != "abi3")
+}
+
+/// Checks a finished wheel of `size` bytes against the budget.
+pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> {
+    if size <= budget.max_bytes {
+        return Ok(());
+    }
+    let name = wheel
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    let (members, archs) = sizes(wheel).map_err(|source| SizeError::Read {
+        wheel: name.clone(),
+        source,
+    })?;
+    let mut report = format!("  biggest members (compressed): {}", list(&members));
+    if !archs.is_empty() {
+        report.push_str(&format!("\n  GPU code by architecture: {}", list(&archs)));
+    }
+    let mut hints = fixes(budget, &archs);
+    if per_python(&name) && !archs.is_empty() {
+        hints.push("this wheel serves one CPython version and every other version's wheel carries the same GPU code again: `py-limited-api` (the C API; nanobind from cp312) builds one wheel for all of them, and `python -m cudawheel size DIR` shows what a release folder repeats".into());
+    }
+    Err(SizeError::TooBig {
+        wheel: name,
+        size,
+        limit: budget.max_bytes,
+        report,
+        hints,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_python_wheels_are_told_apart() {
+        assert!(per_python("p-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl"));
+        assert!(!per_python("p-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"));
+        assert!(!per_python("p-0.1.0-py3-none-manylinux_2_17_x86_64.whl"));
+    }
+
+    #[test]
+    fn hints_name_the_fixes_and_the_driver_floor() {
+        let budget = Budget {
+            max_bytes: 1,
+            compress: Compress::Speed,
+            cuda_major: 12,
+            ptx_all: true,
+        };
+        let hints = fixes(&budget, &[("sm_90".into(), 3_000_000)]);
+        let text = hints.join("\n");
+        assert!(text.contains("sm_90 3.0 MB"), "{text}");
+        assert!(text.contains("`ptx = \"highest\"`"), "{text}");
+        assert!(
+            text.contains("this build used \"speed\"")
+                && text.contains("CUDA 12.4 or newer, Linux driver 550.54.14"),
+            "{text}"
+        );
+        assert!(text.contains("`max-wheel-size`"), "{text}");
+    }
 }

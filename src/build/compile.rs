@@ -283,15 +283,6 @@ fn object_path(obj_dir: &Path, ext: &TargetPlan, rel: &Path) -> PathBuf {
     obj_dir.join(&ext.module).join(format!("{flat}.o"))
 }
 
-/// `--compress-mode=size` since CUDA 12.8, `-Xfatbin=-compress-all` before.
-fn compress_flag(tc: &Toolchain) -> String {
-    if (tc.nvcc.major, tc.nvcc.minor) >= (12, 8) {
-        "--compress-mode=size".into()
-    } else {
-        "-Xfatbin=-compress-all".into()
-    }
-}
-
 /// The compile commands of one target. `cuda_includes`: the CUDA include arguments, in order
 /// (its libraries' folders and the toolkit's header set: `build::includes::include_args`).
 pub fn compile_jobs(
@@ -367,7 +358,7 @@ pub fn compile_jobs(
                     for g in gencodes {
                         args.extend(["-gencode".into(), g.to_string()]);
                     }
-                    args.push(compress_flag(tc));
+                    args.extend(tc.compress_flags.iter().cloned());
                     args.extend(ext.nvcc_flags.iter().cloned());
                     (&tc.nvcc.path, args, "nvcc")
                 }
@@ -443,7 +434,7 @@ pub fn dlink_job(
     for g in gencodes {
         args.extend(["-gencode".into(), g.to_string()]);
     }
-    args.push(compress_flag(tc));
+    args.extend(tc.compress_flags.iter().cloned());
     // nvlink silently ignores `-l` names it cannot find: give archives by path.
     args.extend(statics.iter().map(|s| s.to_string_lossy().into_owned()));
     args.extend(ext.nvcc_flags.iter().cloned());

@@ -2,6 +2,7 @@
 //!
 //! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
 
+pub mod compress;
 mod error;
 pub mod interpreter;
 mod paths;
@@ -16,9 +17,9 @@ pub use interpreter::PythonInfo;
 pub use paths::{expand_glob, inside_project};
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
-    suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc, KeyDef,
-    LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty,
-    LIBRARY_KEYS, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
+    parse_size, suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc,
+    KeyDef, LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig,
+    ToolkitChoice, Ty, LIBRARY_KEYS, MAX_WHEEL_SIZE, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };
 
 /// Everything stage 1 produces.

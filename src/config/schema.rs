@@ -15,6 +15,10 @@ fn ty_schema(ty: Ty) -> Value {
         Ty::Pattern(p) => json!({"type": "string", "pattern": p}),
         Ty::Choice(c) => json!({"type": "string", "enum": c}),
         Ty::PositiveInt => json!({"type": "integer", "minimum": 1}),
+        Ty::Size => json!({"oneOf": [
+            {"type": "integer", "minimum": 1},
+            {"type": "string", "pattern": "^ *[0-9]+(\\.[0-9]+)? *([kKmMgG]i?[bB]|[kKmMgGbB])? *$"}
+        ]}),
         Ty::Bool => json!({"type": "boolean"}),
         Ty::List => strings,
         Ty::ListOrStr | Ty::SemicolonList => json!({"oneOf": [{"type": "string"}, strings]}),
@@ -121,6 +125,7 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
                 .collect::<Vec<_>>()
                 .join(" \\| "),
             Ty::PositiveInt => "integer ≥ 1".to_string(),
+            Ty::Size => "integer (bytes) or string (`\"100MB\"`, `\"50 MiB\"`)".to_string(),
             Ty::Bool => "boolean".to_string(),
             Ty::List => "list of strings".to_string(),
             Ty::ListOrStr => "list of strings or `;`-separated string".to_string(),

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::compress::Compress;
 use super::error::ConfigError;
 
 /// Environment variables below `CUDAWHEEL_ARCHS` for `archs`, in order: CMake's, then
@@ -59,6 +60,8 @@ pub enum Ty {
     Choice(&'static [&'static str]),
     /// An integer >= 1.
     PositiveInt,
+    /// Bytes: an integer >= 1, or a string such as `"100MB"`, `"50 MiB"`.
+    Size,
     Bool,
     /// A list of strings.
     List,
@@ -78,7 +81,7 @@ impl Ty {
             Ty::PositiveInt => Kind::Int,
             Ty::Bool => Kind::Bool,
             Ty::List | Ty::ListOrStr => Kind::List,
-            Ty::CudaMajor => Kind::IntOrStr,
+            Ty::CudaMajor | Ty::Size => Kind::IntOrStr,
             Ty::SemicolonList => Kind::SemicolonList,
         }
     }
@@ -132,6 +135,8 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("variant-label", Ty::Pattern("^[0-9a-z_.]+$"), "cu<major> with variant = \"cuda\"", "The variant label ending the wheel's file name (required with explicit properties; `null` is the null variant's)."),
     key("null-variant", Ty::Bool, "false", "true: build the null variant (no properties, label `null`), e.g. a CPU fallback that installers rank after every other variant."),
     key("variant-driver-floor", Ty::Choice(&["mvc", "toolkit"]), "\"mvc\"", "The derived nvidia :: cuda_version_lower_bound: \"mvc\" = <major>.0 (CUDA minor-version compatibility: SASS from a newer minor runs on the major's .0 driver), \"toolkit\" = nvcc's major.minor (needed when the wheel relies on PTX JIT, which a driver older than the toolkit cannot compile)."),
+    key("compress", Ty::Choice(&["size", "balance", "speed", "none"]), "the smallest the promised driver allows", "How nvcc compresses the fatbins: \"size\" (smallest, zstd), \"balance\", \"speed\" (LZ4, fastest to load), \"none\". With nvcc < 12.8 only \"speed\" (`-Xfatbin=-compress-all`) and \"none\". The zstd modes need a driver for CUDA 12.4+ (550.54.14) to load CUDA 12 code, so the default is the smallest mode that keeps the wheel's promised driver floor (its CUDA major's .0, or a variant's `variant-driver-floor = \"toolkit\"`): \"size\" for CUDA 13, \"speed\" for CUDA 11 and 12. A mode that raises the floor is built with a warning."),
+    key("max-wheel-size", Ty::Size, "100000000 (100 MB)", "The largest wheel the build may produce, in bytes (an integer, or \"100MB\", \"50 MiB\", \"1.5GB\"): PyPI's default limit per file is 100 MB. A bigger wheel is an error naming its biggest members, the GPU code per architecture and the fixes; no file is left."),
     key("manylinux", Ty::Pattern("^2_[0-9]+$"), "none", "e.g. \"2_28\" or \"2_17\": a portable wheel for that glibc, built on any Linux machine: host compiler and linker are zig (ziglang from PyPI, added to the build requirements) targeting that glibc, libc++ linked statically, only PyInit_* exported, tag manylinux_2_N_<arch>. Unset: the host compiler and the tag its output allows."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
@@ -356,6 +361,10 @@ pub struct ToolConfig {
     pub variant_label: Option<Sourced<String>>,
     pub null_variant: Option<Sourced<bool>>,
     pub variant_driver_floor: DriverFloor,
+    /// `compress` (`None`: the default for the toolchain and the promised driver floor).
+    pub compress: Option<Compress>,
+    /// `max-wheel-size` in bytes.
+    pub max_wheel_size: u64,
 }
 
 /// The PEP 517 `config_settings` and the process environment, as plain data.
@@ -495,6 +504,31 @@ pub fn parse_memory(text: &str) -> Option<u64> {
     };
     let bytes = number * scale;
     (bytes >= 1.0 && bytes.is_finite()).then_some(bytes as u64)
+}
+
+/// PyPI's default upload limit per file, the default `max-wheel-size`.
+pub const MAX_WHEEL_SIZE: u64 = 100_000_000;
+
+/// `100000000`, `"100MB"`, `"50 MiB"`, `"1.5GB"`, `"500kB"` -> bytes (k/M/G decimal as PyPI
+/// counts, KiB/MiB/GiB binary). `None` for anything else or zero.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let number: f64 = t[..digits].parse().ok()?;
+    let scale: f64 = match t[digits..].trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = (number * scale).round();
+    (1.0..1e19).contains(&bytes).then_some(bytes as u64)
 }
 
 fn split_list(s: &str) -> Vec<String> {
@@ -739,6 +773,13 @@ impl ToolConfig {
                 .map(|f| f.one_of(&[("mvc", DriverFloor::Mvc), ("toolkit", DriverFloor::Toolkit)]))
                 .transpose()?
                 .unwrap_or_default(),
+            compress: get("compress")
+                .map(|f| f.one_of(Compress::CHOICES))
+                .transpose()?,
+            max_wheel_size: get("max-wheel-size")
+                .map(keys::max_wheel_size)
+                .transpose()?
+                .unwrap_or(MAX_WHEEL_SIZE),
         })
     }
 
@@ -1054,6 +1095,18 @@ mod keys {
         })
     }
 
+    pub(super) fn max_wheel_size(f: Field<'_>) -> Result<u64, ConfigError> {
+        let text = match f.value {
+            toml::Value::Integer(n) => n.to_string(),
+            _ => f.string()?,
+        };
+        super::parse_size(&text).ok_or_else(|| {
+            f.invalid(
+                "expected a size such as 100000000, \"100MB\" or \"50 MiB\" (at least 1 byte)",
+            )
+        })
+    }
+
     pub(super) fn non_empty(f: Field<'_>) -> Result<String, ConfigError> {
         let s = f.string()?;
         if s.trim().is_empty() {
@@ -1097,5 +1150,23 @@ mod keys {
             value,
             origin: f.origin.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn max_wheel_size_spellings() {
+        assert_eq!(parse_size("100000000"), Some(100_000_000));
+        assert_eq!(parse_size("100MB"), Some(100_000_000));
+        assert_eq!(parse_size("110 MB"), Some(110_000_000));
+        assert_eq!(parse_size("50 MiB"), Some(50 << 20));
+        assert_eq!(parse_size("1.5GB"), Some(1_500_000_000));
+        assert_eq!(parse_size("5kB"), Some(5_000));
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_size("huge"), None);
+        assert_eq!(parse_size("10 parsecs"), None);
     }
 }

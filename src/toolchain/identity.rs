@@ -106,6 +106,8 @@ mod tests {
             launcher_wraps_nvcc: true,
             headers: Default::default(),
             zig: None,
+            compress: crate::config::compress::Compress::Size,
+            compress_flags: vec!["--compress-mode=size".into()],
         }
     }
 

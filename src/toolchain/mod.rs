@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::config::compress::Compress;
 use crate::config::PythonInfo;
-use crate::config::{CudaChoice, Origin, Sourced, ToolConfig, ToolkitChoice};
+use crate::config::{CudaChoice, DriverFloor, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 
 pub mod headers;
@@ -71,6 +72,9 @@ pub enum ToolchainError {
     },
     #[error("`bindings = \"torch\"`: {key} has CUDA sources, but torch {torch_version} was built without CUDA (torch.version.cuda is None)")]
     TorchWithoutCuda { key: String, torch_version: String },
+    /// `compress` names a mode this nvcc cannot make.
+    #[error("`tool.cudawheel.compress`: {why}")]
+    Compress { why: String },
     #[error("`tool.cudawheel.compiler-launcher`: {} is ccache {found}; cudawheel needs ccache {wanted} or newer (depend mode, remote storage, per-build statistics)", path.display())]
     LauncherTooOld {
         path: PathBuf,
@@ -99,6 +103,9 @@ impl Hint for ToolchainError {
             }
             ToolchainError::HostCompilerNotFound { .. } => vec![
                 "install a C++ compiler (e.g. `apt-get install g++`) or set `host-compiler` / `CUDAHOSTCXX`".into(),
+            ],
+            ToolchainError::Compress { .. } => vec![
+                "use `compress = \"speed\"` (LZ4, `-Xfatbin=-compress-all`) or \"none\" with this toolkit, or build with nvcc 12.8 or newer".into(),
             ],
             ToolchainError::LauncherNotFound { .. } => vec!["install it, or drop `compiler-launcher`".into()],
             ToolchainError::LauncherTooOld { .. } => vec![
@@ -174,6 +181,9 @@ pub struct Toolchain {
     pub headers: headers::HeaderSet,
     /// zig mode (`manylinux`): `host` is then zig's wrapper (`zig::place`).
     pub zig: Option<zig::Zig>,
+    /// The fatbin compression mode (`compress`, resolved for this nvcc) and its nvcc flags.
+    pub compress: Compress,
+    pub compress_flags: Vec<String>,
 }
 
 impl Nvcc {
@@ -559,6 +569,7 @@ pub fn discover(
         .as_deref()
         .map(|name| launcher::find(name, env, python))
         .transpose()?;
+    let (compress, compress_flags) = compress_mode(tool, &nvcc)?;
     Ok(Toolchain {
         nvcc,
         host,
@@ -566,7 +577,52 @@ pub fn discover(
         launcher_wraps_nvcc: true,
         headers,
         zig,
+        compress,
+        compress_flags,
     })
+}
+
+/// `compress` for an nvcc of `version` (major, minor): the user's mode, else the smallest mode
+/// that keeps the driver floor the wheel promises (its CUDA major's `.0`, or the toolkit's
+/// version for a variant with `variant-driver-floor = "toolkit"`). Returns the mode and that
+/// promised floor.
+pub fn compress_choice(tool: &ToolConfig, version: (u32, u32)) -> (Compress, (u32, u32)) {
+    let promised = match (tool.variant.is_some(), tool.variant_driver_floor) {
+        (true, DriverFloor::Toolkit) => version,
+        _ => (version.0, 0),
+    };
+    let mode = tool
+        .compress
+        .unwrap_or_else(|| crate::config::compress::default_for(version, promised));
+    (mode, promised)
+}
+
+/// `compress` for this nvcc and its flags; a warning where the user's mode raises the driver
+/// floor the wheel promises.
+fn compress_mode(
+    tool: &ToolConfig,
+    nvcc: &Nvcc,
+) -> Result<(Compress, Vec<String>), ToolchainError> {
+    let version = (nvcc.major, nvcc.minor);
+    let (mode, promised) = compress_choice(tool, version);
+    let flags = mode
+        .flags(version)
+        .map_err(|why| ToolchainError::Compress { why })?;
+    let floor = mode.driver_floor(nvcc.major);
+    if floor > promised {
+        let driver = crate::config::compress::linux_driver(floor)
+            .map(|d| format!(" (Linux {d})"))
+            .unwrap_or_default();
+        crate::ui::warn(&format!(
+            "`compress = \"{}\"` needs a driver for CUDA {}.{}{driver} or newer to load this wheel's GPU code, above the CUDA {}.{} it otherwise needs; \"speed\" keeps that floor",
+            mode.name(),
+            floor.0,
+            floor.1,
+            promised.0,
+            promised.1
+        ));
+    }
+    Ok((mode, flags))
 }
 
 #[cfg(test)]
