@@ -288,6 +288,7 @@ fn summary(filename: &str, size: u64, timing: &Timing, archive: f64) {
         ),
     ];
     lines.extend(timing.launcher.iter().cloned());
+    lines.extend(steps.slowest());
     ui::summary(&lines);
 }
 
