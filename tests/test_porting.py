@@ -205,7 +205,17 @@ def test_every_package_is_found_and_packages_narrows_it(toolkit_python, tmp_path
     out = run([toolkit_python, "-m", "cudawheel", "wheel", proj, "-o", tmp_path / "o1"], env=clean_env())
     wheel = Wheel(Path(out.stdout.strip().splitlines()[-1]))
     found = {"disco/__init__.py", "disco/sub/__init__.py", "disco/sub/data.json", "helpers/__init__.py"}
-    assert shipped(wheel) - {f"_{ext}_cuda_libs.py"} == found, sorted(wheel.names)
+    # The import helper: in the package for `disco._k`, beside the top-level module `disco_k`.
+    helper = "disco/_cuda_libs.py" if "." in ext else f"_{ext}_cuda_libs.py"
+    assert shipped(wheel) == found | {helper}, sorted(wheel.names)
+    # The helper imports, loads the runtime from the venv's NVIDIA wheel, then the module.
+    unpacked = tmp_path / "unpacked"
+    wheel.zip.extractall(unpacked)
+    module = helper.removesuffix(".py").replace("/", ".")
+    check = (f"import {module} as h; h.preload(); import {ext}; "
+             "print(h._OWNER, [p for p in h.LIBRARIES])")
+    out = run([toolkit_python, "-c", check], env=clean_env(PYTHONPATH=unpacked), cwd=tmp_path).stdout
+    assert out.startswith("disco " if "." in ext else f"{ext} ") and "libcudart.so.13" in out, out
     sdist = run([toolkit_python, "-m", "cudawheel", "sdist", proj, "-o", tmp_path / "s1"], env=clean_env())
     with tarfile.open(sdist.stdout.strip().splitlines()[-1]) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
