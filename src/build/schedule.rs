@@ -516,6 +516,13 @@ fn run_step(
             crate::build::compile::indent(&w),
             log.path().display()
         ));
+    } else if opts.verbose && !output.trim().is_empty() {
+        // `verbose`: the statistics and notes too, as output rather than warnings.
+        ui::status(&format!(
+            "{} printed:\n{}",
+            job.label,
+            crate::build::compile::indent(&output)
+        ));
     }
     if let Err(e) = opts.cache.remember_usage(job, started, secs, peak_kib) {
         // Not fatal: the step runs again next time.
