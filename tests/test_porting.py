@@ -234,3 +234,12 @@ def test_version_from_the_package_file(toolkit_python, tmp_path):
     wheel = Wheel(Path(out.stdout.strip().splitlines()[-1]))
     assert wheel.path.name.startswith("disco-2.0.1-"), wheel.path
     assert wheel.field("Version") == ["2.0.1"]
+    # The sdist says the version and carries the file: a wheel built from it has it too.
+    sdist = run([toolkit_python, "-m", "cudawheel", "sdist", proj, "-o", tmp_path / "s"], env=clean_env())
+    with tarfile.open(sdist.stdout.strip().splitlines()[-1]) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    (top,) = (tmp_path / "unpacked").iterdir()
+    assert top.name == "disco-2.0.1" and "Version: 2.0.1" in (top / "PKG-INFO").read_text().splitlines()
+    out = run([toolkit_python, "-m", "cudawheel", "wheel", top, "-o", tmp_path / "o2"], env=clean_env())
+    again = Wheel(Path(out.stdout.strip().splitlines()[-1]))
+    assert again.field("Version") == ["2.0.1"] and "helpers/__init__.py" in again.names, again.names
