@@ -304,6 +304,7 @@ fn summary(filename: &str, size: u64, timing: &Timing, archive: f64, gpu: Option
     ];
     lines.extend(gpu);
     lines.extend(timing.launcher.iter().cloned());
+    lines.extend(steps.slowest());
     ui::summary(&lines);
 }
 

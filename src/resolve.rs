@@ -174,16 +174,22 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     Ok(r)
 }
 
-/// What `get_requires_for_build_wheel` returns: the toolkit and CUDA libraries from PyPI, the
-/// binding libraries, then the build tools (launcher, zig).
+/// What `get_requires_for_build_wheel` returns: the binding libraries, the toolkit and CUDA
+/// libraries from PyPI, then the build tools (launcher, zig).
+///
+/// The binding libraries come first: a framework (torch) pins the CUDA it was built with
+/// (`cuda-toolkit[...]==13.2.2`), and the pip CPython 3.11 ships (23.2.1) resolves in the
+/// order given — handed `cuda-toolkit[...]>=13,<14` first it takes the newest cuda-toolkit,
+/// then finds no torch that pins it and gives up (`ResolutionImpossible`). Handed torch first,
+/// torch's own pin chooses the cuda-toolkit, with every pip.
 pub fn build_requirements(
     tool: &ToolConfig,
     env: &toolchain::Env,
     python: &PythonInfo,
 ) -> Result<Vec<String>, Error> {
     let toolkit = toolchain::toolkit_request(tool, env, python)?;
-    let mut reqs = libraries::build_requirements(tool, &toolkit);
-    reqs.extend(bindings::requirements(tool, toolkit.major));
+    let mut reqs = bindings::requirements(tool, toolkit.major);
+    reqs.extend(libraries::build_requirements(tool, &toolkit));
     reqs.extend(toolchain::tool_requirements(tool));
     Ok(reqs)
 }

@@ -24,7 +24,8 @@ def test_requirements(backend_python, tmp_path):
     for example, req in [("pybind_saxpy", "pybind11>=2.12"), ("nanobind_saxpy", "nanobind>=2.0")]:
         project = copy_example(example, tmp_path)
         out = run([backend_python, "-m", "cudawheel", "requires", project], env=clean_env()).stdout.split()
-        assert out == ["cuda-toolkit[cccl,cudart,nvcc]>=13,<14", req], out
+        # The binding library first (issue 27: a framework's pins then choose the toolkit).
+        assert out == [req, "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"], out
 
 
 def test_missing_binding_library_is_one_clear_error(toolkit_python, tmp_path):

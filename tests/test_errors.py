@@ -358,8 +358,16 @@ STATIC_CASES = [
      ["`project.license.file`", "LICENSE.txt", "cannot be read"]),
     ("license-files-nothing", dict(project_extra='license-files = ["LICENSES/*"]'), [], {},
      ['`project.license-files`: the pattern "LICENSES/*" matches no file']),
-    ("dynamic", dict(project_extra='dynamic = ["version"]'), [], {},
-     ["`project.dynamic`: dynamic metadata (version) is not supported", "hint: write the values in `[project]` directly"]),
+    ("dynamic-description", dict(project_extra='dynamic = ["description"]'), [], {},
+     ["`project.dynamic`: dynamic `description` is not supported",
+      "hint: only `version` can be dynamic (read from `tool.cudawheel.version-file`)"]),
+    ("dynamic-version-and-version", dict(project_extra='dynamic = ["version"]'), [], {},
+     ["`project.dynamic` lists `version`, but `project.version` is set too", "hint: keep `version` out of `[project]`"]),
+    ("dynamic-version-without-file",
+     dict(pyproject='[project]\nname = "demo"\ndynamic = ["version"]\n'), [], {},
+     ["`project.dynamic` lists `version`, but `tool.cudawheel.version-file` is not set", "version-file = \"pkg/__init__.py\""]),
+    ("version-file-without-dynamic", dict(tool_extra='version-file = "demo/__init__.py"'), [], {},
+     ['`tool.cudawheel.version-file` = "demo/__init__.py" is set, but `project.dynamic` does not list `version`']),
     ("multi-line-description", dict(project_extra='description = """two\nlines"""'), [], {},
      ["`project.description`", "must be a single line"]),
     ("author-without-name-or-email", dict(project_extra="authors = [{}]"), [], {},
@@ -444,6 +452,40 @@ def test_static_case(backend_python, tmp_path, kwargs, settings, env, needles):
     err = fails(backend_python, proj, *settings, env=clean_env(**env))
     for needle in needles:
         assert needle in err, f"{needle!r} not in:\n{err}"
+
+
+DYNAMIC = """
+[project]
+name = "demo"
+dynamic = ["version"]
+
+[tool.cudawheel]
+version-file = "demo/__init__.py"
+
+[[tool.cudawheel.extension]]
+name = "demo._k"
+sources = ["csrc/*.cu"]
+"""
+
+
+@pytest.mark.parametrize("line, needles", [
+    ('__version__ = "one.two"\n',
+     ['`tool.cudawheel.version-file` = "demo/__init__.py" gives `__version__ = "one.two"`, which is not a PEP 440 version',
+      'hint: use a version such as "1.2.3"']),
+    ("__version__ = get_version()\n",
+     ['`tool.cudawheel.version-file` = "demo/__init__.py" line 1: `__version__ = get_version()` is not',
+      "hint: write one line `__version__ = \"1.2.3\"`"]),
+    ("VERSION = '1.0'\n", ['`tool.cudawheel.version-file` = "demo/__init__.py" has no `__version__ = "..."` line']),
+], ids=["not-pep440", "not-a-literal", "no-line"])
+def test_malformed_version_file(backend_python, tmp_path, line, needles):
+    proj = make_project(tmp_path, pyproject=DYNAMIC)
+    (proj / "demo" / "__init__.py").write_text(line)
+    err = fails(backend_python, proj)
+    for needle in needles:
+        assert needle in err, f"{needle!r} not in:\n{err}"
+    # Control: a good line builds past the configuration (to the missing nvcc of this venv).
+    (proj / "demo" / "__init__.py").write_text('__version__ = "1.0.post1"\n')
+    assert "version-file" not in fails(backend_python, proj)
 
 
 def test_no_pyproject(backend_python, tmp_path):

@@ -10,51 +10,12 @@ hard links), so only the first run on a machine downloads them."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, Wheel, clean_env, copy_example, readelf_dynamic, run, toolkit_home
-
-# What the torch venvs hold: PyPI's CUDA 13 torch and the nvcc its cuda-toolkit pin chooses.
-TORCH_REQS = ["torch>=2.11", "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"]
-
-
-def uv():
-    exe = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    assert Path(exe).exists(), "uv is missing: pip install -r requirements-dev.txt"
-    return exe
-
-
-def uv_env(wheelhouse, **extra):
-    return clean_env(UV_CACHE_DIR=CACHE / "uv", UV_FIND_LINKS=wheelhouse, PIP_FIND_LINKS=wheelhouse,
-                     UV_PYTHON_DOWNLOADS="never", **extra)
-
-
-def new_venv(path: Path, wheelhouse, *reqs) -> Path:
-    run([uv(), "venv", "-q", "-p", sys.executable, path], env=uv_env(wheelhouse))
-    py = path / "bin" / "python"
-    if reqs:
-        run([uv(), "pip", "install", "-q", "-p", py, *reqs], env=uv_env(wheelhouse), timeout=1800)
-    return py
-
-
-@pytest.fixture(scope="session")
-def torch_python(tmp_path_factory, wheelhouse) -> Path:
-    """cudawheel + PyPI's torch + the matching nvcc: builds without isolation."""
-    return new_venv(tmp_path_factory.mktemp("torch-venv") / "v", wheelhouse, "cudawheel", *TORCH_REQS)
-
-
-@pytest.fixture(scope="session")
-def torch_facts(torch_python) -> dict:
-    out = run([torch_python, "-c", "import torch; print(torch.__version__); print(torch.version.cuda)"]).stdout
-    version, cuda = out.split()
-    major, minor = (int(x) for x in version.split(".")[:2])
-    return {"version": version, "minor": (major, minor), "cuda": cuda}
-
+from conftest import Wheel, clean_env, copy_example, new_venv, readelf_dynamic, run, toolkit_home, uv, uv_env
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, str]:

@@ -12,7 +12,6 @@ use crate::hint::Hint;
 use crate::plan::arch::Gencode;
 use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::toolchain::Toolchain;
-use crate::ui;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
@@ -59,7 +58,7 @@ impl Hint for CompileError {
     }
 }
 
-fn indent(text: &str) -> String {
+pub(crate) fn indent(text: &str) -> String {
     let t = text.trim_end();
     if t.is_empty() {
         return "  (no output)".into();
@@ -180,10 +179,11 @@ impl Job {
         words.map(|w| quote(&w)).collect::<Vec<_>>().join(" ")
     }
 
-    /// Runs the job (never through a shell), capturing its output; compiler warnings are
-    /// passed on, a failure carries the command and the compiler's own message. Returns the
-    /// peak memory (max RSS, KiB) of the process and the children it waited for.
-    pub fn run(&self, threads: Option<usize>) -> Result<u64, CompileError> {
+    /// Runs the job (never through a shell), capturing its output; a failure carries the
+    /// command and the compiler's own message. Returns the peak memory (max RSS, KiB) of the
+    /// process and the children it waited for, and what it printed (for the build log and,
+    /// where it holds warnings, the console: `build::log`).
+    pub fn run(&self, threads: Option<usize>) -> Result<(u64, String), CompileError> {
         if let Some(parent) = self.output.parent() {
             std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
                 path: parent.to_path_buf(),
@@ -233,10 +233,7 @@ impl Job {
                 output: text,
             });
         }
-        if !text.trim().is_empty() {
-            ui::warn(&format!("{}:\n{}", self.label, indent(&text)));
-        }
-        Ok(peak_kib)
+        Ok((peak_kib, text))
     }
 }
 

@@ -96,6 +96,11 @@ pub struct Cache {
 }
 
 impl Cache {
+    /// The build-dir this cache lives in.
+    pub fn build_dir(&self) -> &Path {
+        self.dir.parent().unwrap_or(&self.dir)
+    }
+
     /// `identity`: everything outside the command line that shapes outputs (toolchain versions).
     pub fn open(build_dir: &Path, identity: String) -> Cache {
         Cache {

@@ -9,6 +9,7 @@ pub mod graph;
 pub mod includes;
 pub mod incremental;
 pub mod link;
+pub mod log;
 pub mod schedule;
 pub mod stable_paths;
 

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::build::compile::{CompileError, Job};
 use crate::build::incremental::{Cache, Freshness};
+use crate::build::log::BuildLog;
 use crate::ui;
 
 /// A job and the indices of the steps it needs.
@@ -119,6 +120,35 @@ pub struct Stats {
     pub secs: f64,
     /// The most steps that ran at once.
     pub max_parallel: usize,
+    /// Each step that ran: its label and seconds, in the order they finished.
+    pub times: Vec<(String, f64)>,
+}
+
+impl Stats {
+    /// The closing lines naming the slowest steps (up to three, when two or more ran), with
+    /// what shortens a build that one step dominates.
+    pub fn slowest(&self) -> Vec<String> {
+        if self.times.len() < 2 {
+            return Vec::new();
+        }
+        let mut times = self.times.clone();
+        times.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let named: Vec<String> = times
+            .iter()
+            .take(3)
+            .map(|(label, secs)| format!("{label} {secs:.1} s"))
+            .collect();
+        let mut out = vec![format!("slowest: {}", named.join(", "))];
+        // One step taking most of a long build: the user can split its work.
+        let (label, secs) = &times[0];
+        if *secs >= 60.0 && *secs >= 0.5 * self.secs && label.starts_with("nvcc") {
+            out.push(format!(
+                "hint: {label} took {secs:.0} s of {:.0} s; it compiles once per arch: the extension's own `archs` (or a separate extension for that file) narrows it, `nvcc-flags = [\"--split-compile=0\"]` spreads one file over the cores, and a shared compiler cache (`compiler-launcher = \"sccache\"`) reuses it across machines",
+                self.secs
+            ));
+        }
+        out
+    }
 }
 
 /// The jobserver of a parent `make`, when one is offered in `MAKEFLAGS`.
@@ -244,10 +274,22 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         told_waiting: vec![false; n],
     });
     let wake = Condvar::new();
+    let log = BuildLog::new(opts.cache.build_dir());
     let workers = opts.workers.clamp(1, to_run.max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
-            scope.spawn(|| worker(steps, opts, &expected, &peaks, &dependents, &state, &wake));
+            scope.spawn(|| {
+                worker(
+                    steps,
+                    opts,
+                    &expected,
+                    &peaks,
+                    &dependents,
+                    &state,
+                    &wake,
+                    &log,
+                )
+            });
         }
     });
     let state = state.into_inner().expect("workers have finished");
@@ -330,6 +372,7 @@ fn worker(
     dependents: &[Vec<usize>],
     state: &Mutex<State>,
     wake: &Condvar,
+    log: &BuildLog,
 ) {
     loop {
         // Take the longest ready step that fits, and a slot to run it in.
@@ -381,7 +424,7 @@ fn worker(
 
         let step = &steps[index].job;
         // `--threads` only above nvcc's default of 1 (launchers hash the command line).
-        let outcome = run_step(step, opts, Some(threads).filter(|&t| t > 1), verdict);
+        let outcome = run_step(step, opts, log, Some(threads).filter(|&t| t > 1), verdict);
 
         let mut st = state.lock().expect(LOCKED);
         if matches!(slot, Slot::Implicit) {
@@ -407,6 +450,7 @@ fn worker(
                     "[{}/{}] {}{detail} {secs:.1} s",
                     st.shown, st.to_run, step.label
                 ));
+                st.stats.times.push((step.label.clone(), secs));
             }
             Ok(None) => {
                 st.stats.reused += 1;
@@ -434,6 +478,7 @@ fn worker(
 fn run_step(
     job: &Job,
     opts: &Options<'_>,
+    log: &BuildLog,
     threads: Option<usize>,
     verdict: Option<Freshness>,
 ) -> Result<Option<(f64, u64)>, CompileError> {
@@ -461,8 +506,24 @@ fn run_step(
     }
     let started = SystemTime::now();
     let clock = Instant::now();
-    let peak_kib = job.run(threads)?;
+    let (peak_kib, output) = job.run(threads)?;
     let secs = clock.elapsed().as_secs_f64();
+    log.step(&job.label, &job.command_line(threads), secs, &output);
+    if let Some(w) = crate::build::log::warnings(&output) {
+        ui::warn(&format!(
+            "{}:\n{}\n(all of its output: {})",
+            job.label,
+            crate::build::compile::indent(&w),
+            log.path().display()
+        ));
+    } else if opts.verbose && !output.trim().is_empty() {
+        // `verbose`: the statistics and notes too, as output rather than warnings.
+        ui::status(&format!(
+            "{} printed:\n{}",
+            job.label,
+            crate::build::compile::indent(&output)
+        ));
+    }
     if let Err(e) = opts.cache.remember_usage(job, started, secs, peak_kib) {
         // Not fatal: the step runs again next time.
         ui::warn(&format!(

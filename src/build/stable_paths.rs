@@ -5,13 +5,14 @@
 //! each time, holding nvcc, its headers, the CUDA libraries and the binding libraries. Every
 //! command naming them would change, and nothing would ever be reused. So before the steps
 //! run, each such folder gets a link under `build-dir/env/` (`cuda` for NVIDIA's pip toolkit,
-//! `python` for the Python headers, `site0`, `site1`, ... for the `sys.path` entries), and
+//! `python` for the Python headers, `site/<name>` for each entry of the `sys.path` folders,
+//! named by what it holds, not by the folder's place on `sys.path`), and
 //! the commands name the links:
 //!
 //! - nvcc is called through `build-dir/env/cuda/bin/nvcc`: nvcc derives its own include
 //!   folders from the path it was called by, so its headers are reached through the link too;
 //! - compiles and links run in the project root and name everything under it relatively
-//!   (`-c csrc/k.cu`, `-Ibuild/cudawheel/env/site0/pybind11/include`), so the project's own
+//!   (`-c csrc/k.cu`, `-Ibuild/cudawheel/env/site/pybind11/include`), so the project's own
 //!   location reaches neither the objects (`__FILE__`) nor the commands — two checkouts in
 //!   different folders run the same commands, and ccache (with the root as `CCACHE_BASEDIR`)
 //!   gives the same keys;
@@ -36,6 +37,45 @@ pub struct StablePaths {
     links: Vec<(PathBuf, PathBuf)>,
 }
 
+/// One link per entry of each `sys.path` folder outside the project, named by what it holds:
+/// `env/site/torch` -> `<site>/torch`. Named by position (`site5`), a rebuild under another
+/// pip or frontend, whose environment has one `sys.path` entry more or less before the folder
+/// holding torch, would name every header differently and compile everything again. The first
+/// folder holding a name gets `env/site/<name>`, as an import would find it; a later one
+/// holding the same name (a namespace package split over two folders) gets `env/site2/<name>`,
+/// and so on.
+fn site_links(env: &Path, root: &Path, sys_path: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    let mut links = Vec::new();
+    let mut taken = std::collections::BTreeSet::new();
+    let mut seen_sites = std::collections::BTreeSet::new();
+    for site in sys_path {
+        // The project itself (or a folder holding it) is named relatively instead.
+        let outside = !within(root, site) && !within(site, root);
+        if !(outside && site.is_absolute() && site.is_dir() && seen_sites.insert(site.clone())) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(site) else {
+            continue;
+        };
+        let mut names: Vec<std::ffi::OsString> = entries
+            .flatten()
+            .map(|e| e.file_name())
+            .filter(|n| !n.to_string_lossy().starts_with('.') && n != "__pycache__")
+            .collect();
+        names.sort();
+        for name in names {
+            let mut n = 1;
+            let mut folder = env.join("site");
+            while !taken.insert(folder.join(&name)) {
+                n += 1;
+                folder = env.join(format!("site{n}"));
+            }
+            links.push((site.join(&name), folder.join(&name)));
+        }
+    }
+    links
+}
+
 /// Whether `a` is `b` or lies inside it.
 fn within(a: &Path, b: &Path) -> bool {
     a.starts_with(b)
@@ -51,13 +91,7 @@ impl StablePaths {
             links.push((tc.nvcc.root.clone(), env.join("cuda")));
         }
         links.push((python.include_dir.clone(), env.join("python")));
-        for (i, site) in python.sys_path.iter().enumerate() {
-            // The project itself (or a folder holding it) is named relatively instead.
-            let outside = !within(root, site) && !within(site, root);
-            if outside && site.is_absolute() && site.is_dir() {
-                links.push((site.clone(), env.join(format!("site{i}"))));
-            }
-        }
+        links.extend(site_links(&env, root, &python.sys_path));
         links.retain(|(real, _)| real.is_absolute() && real.parent().is_some());
         // The most specific folder wins (the toolkit inside a site-packages folder).
         links.sort_by_key(|(real, _)| std::cmp::Reverse(real.as_os_str().len()));
@@ -235,6 +269,49 @@ mod tests {
         assert_eq!(
             p.map_path(Path::new("/usr/bin/c++")),
             Path::new("/usr/bin/c++")
+        );
+    }
+
+    #[test]
+    fn site_links_are_named_by_what_they_hold_not_by_position() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        for dir in [
+            "a/torch/include",
+            "a/nvidia/cu13",
+            "b/nvidia/cublas",
+            "empty",
+            "proj/pkg",
+        ] {
+            std::fs::create_dir_all(d.join(dir)).unwrap();
+        }
+        std::fs::write(d.join("a/six.py"), "").unwrap();
+        let env = d.join("proj/build/env");
+        let links = |sys_path: &[&str]| -> Vec<(PathBuf, PathBuf)> {
+            let sys_path: Vec<PathBuf> = sys_path.iter().map(|s| d.join(s)).collect();
+            site_links(&env, &d.join("proj"), &sys_path)
+        };
+        let pip23 = links(&["proj", "empty", "empty2-missing", "a", "b"]);
+        let pip26 = links(&["a", "b", "proj"]);
+        assert_eq!(pip23, pip26);
+        assert!(
+            pip23.contains(&(d.join("a/torch"), env.join("site/torch"))),
+            "{pip23:?}"
+        );
+        assert!(pip23.contains(&(d.join("a/six.py"), env.join("site/six.py"))));
+        // A name in two folders: the first on sys.path gets `site/`, the next `site2/`.
+        assert!(pip23.contains(&(d.join("a/nvidia"), env.join("site/nvidia"))));
+        assert!(pip23.contains(&(d.join("b/nvidia"), env.join("site2/nvidia"))));
+        // Control: another order of the two folders holding `nvidia` swaps them.
+        let swapped = links(&["b", "a"]);
+        assert!(swapped.contains(&(d.join("b/nvidia"), env.join("site/nvidia"))));
+        let paths = StablePaths {
+            root: d.join("proj"),
+            links: pip23,
+        };
+        assert_eq!(
+            paths.map_arg(&format!("-I{}", d.join("a/torch/include").display())),
+            "-Ibuild/env/site/torch/include"
         );
     }
 

@@ -64,6 +64,14 @@ pub enum ConfigError {
         what: String,
         instead: String,
     },
+    #[error("`project.dynamic` lists `version`, but {why}")]
+    DynamicVersion { why: String },
+    #[error("`tool.cudawheel.version-file` = {file:?} {why}")]
+    VersionFile {
+        file: String,
+        why: String,
+        hint: String,
+    },
 }
 
 impl Hint for ConfigError {
@@ -98,6 +106,10 @@ impl Hint for ConfigError {
                 vec!["patterns are relative to the folder holding pyproject.toml; check the spelling".into()]
             }
             ConfigError::Unsupported { instead, .. } => vec![instead.clone()],
+            ConfigError::DynamicVersion { .. } => vec![
+                "keep `version` out of `[project]` and set `version-file = \"pkg/__init__.py\"` in `[tool.cudawheel]` (a file with `__version__ = \"1.2.3\"`), or write `version` in `[project]` and drop `dynamic`".into(),
+            ],
+            ConfigError::VersionFile { hint, .. } => vec![hint.clone()],
             ConfigError::Io { path, .. } if path.ends_with("pyproject.toml") => vec![
                 "run the build in (or pass) the folder that holds the project's pyproject.toml"
                     .into(),

@@ -9,6 +9,7 @@ mod paths;
 mod project;
 pub mod schema;
 mod tool;
+mod version_file;
 
 use std::path::{Path, PathBuf};
 
@@ -83,7 +84,6 @@ impl Config {
                     path: path.clone(),
                     message: one_line(&e),
                 })?;
-        let project = raw.validate(&root)?;
         let empty = toml::Table::new();
         let tool_table = match doc.tool.as_ref().and_then(|t| t.get("cudawheel")) {
             None => &empty,
@@ -98,6 +98,7 @@ impl Config {
             }
         };
         let tool = ToolConfig::parse(tool_table, overrides)?;
+        let project = raw.validate(&root, tool.version_file.as_deref())?;
         let source_date_epoch = match overrides
             .env
             .get("SOURCE_DATE_EPOCH")

@@ -132,14 +132,8 @@ fn invalid(key: &str, value: &str, why: impl Into<String>) -> ConfigError {
 
 impl RawProject {
     /// Validate against the specifications; `root` is the project folder (for readme/licenses).
-    pub fn validate(self, root: &Path) -> Result<Project, ConfigError> {
-        if let Some(dynamic) = self.dynamic.as_ref().filter(|d| !d.is_empty()) {
-            return Err(ConfigError::Unsupported {
-                key: "project.dynamic".into(),
-                what: format!("dynamic metadata ({})", dynamic.join(", ")),
-                instead: "write the values in `[project]` directly".into(),
-            });
-        }
+    /// `version_file`: `tool.cudawheel.version-file`, read for `dynamic = ["version"]`.
+    pub fn validate(self, root: &Path, version_file: Option<&str>) -> Result<Project, ConfigError> {
         let _ = (&self.import_names, &self.import_namespaces);
         let normalized_name = PackageName::from_str(&self.name).map_err(|e| {
             invalid(
@@ -148,15 +142,23 @@ impl RawProject {
                 format!("not a valid project name: {e}"),
             )
         })?;
-        let raw_version = self.version.ok_or_else(|| ConfigError::MissingKey {
-            key: "project.version".into(),
-        })?;
-        let version = Version::from_str(&raw_version).map_err(|e| {
-            invalid(
+        let (raw_version, source) = super::version_file::version_text(
+            root,
+            self.dynamic.as_deref().unwrap_or_default(),
+            self.version.clone(),
+            version_file,
+        )?;
+        let version = Version::from_str(&raw_version).map_err(|e| match source {
+            super::version_file::Source::Project => invalid(
                 "project.version",
                 &raw_version,
                 format!("not a PEP 440 version: {e}"),
-            )
+            ),
+            super::version_file::Source::File(file) => ConfigError::VersionFile {
+                file,
+                why: format!("gives `__version__ = {raw_version:?}`, which is not a PEP 440 version: {e}"),
+                hint: "use a version such as \"1.2.3\", \"1.2.3rc1\" or \"1.2.3.post1\" (https://packaging.python.org/en/latest/specifications/version-specifiers/)".into(),
+            },
         })?;
         if let Some(d) = &self.description {
             if d.contains('\n') {

@@ -120,7 +120,8 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("cudart", Ty::Choice(&["shared", "static"]), "\"shared\"", "\"shared\": link libcudart.so.N from the runtime wheel and depend on it; \"static\": link libcudart_static.a."),
     key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under the extra `cuda`, or not at all."),
     key("python-source", Ty::Str, "\".\"", "Folder that holds the pure-Python packages."),
-    key("packages", Ty::ListOrStr, "inferred", "Import packages to ship (folders under python-source); inferred from the extensions' top-level names."),
+    key("packages", Ty::ListOrStr, "every package found", "Import packages to ship (dotted names of folders under python-source). When omitted, every importable package directly under python-source is shipped with its subpackages (a folder holding __init__.py, named as an identifier, not starting with `_`), except folders named like tests, docs, examples, scripts, tools, build, dist, venv, benchmarks (setuptools' list); a listed package is shipped whatever its name. The sdist holds the same packages."),
+    key("version-file", Ty::Str, "none", "With project.dynamic = [\"version\"]: the file (relative to the project root, e.g. \"pkg/__init__.py\") whose `__version__ = \"...\"` line gives the version, checked against PEP 440. version is the only dynamic field supported."),
     key("py-limited-api", Ty::Pattern("^cp3[0-9]+$"), "none", "e.g. \"cp39\": build against the stable ABI, tag cp39-abi3 (nanobind needs \"cp312\" or newer; pybind11 cannot)."),
     key("build-dir", Ty::Str, "\"build/cudawheel\"", "Where objects, links and their records persist between builds: a step is reused only when its command, the toolchain, every file it read and its output are unchanged."),
     key("jobs", Ty::PositiveInt, "number of CPUs", "Parallel compile and link steps (under `make -jN`, make's jobserver limits them further)."),
@@ -337,6 +338,8 @@ pub struct ToolConfig {
     pub cuda_deps: CudaDeps,
     pub python_source: String,
     pub packages: Option<Vec<String>>,
+    /// `version-file`: where `project.dynamic = ["version"]` reads `__version__` from.
+    pub version_file: Option<String>,
     /// Minimum CPython minor for the stable ABI: `cp39` -> 9.
     pub py_limited_api: Option<u32>,
     pub build_dir: String,
@@ -729,6 +732,7 @@ impl ToolConfig {
                 .unwrap_or(CudaDeps::Required),
             python_source: string_or("python-source", ".")?,
             packages: get("packages").map(|f| f.list_or_string()).transpose()?,
+            version_file: get("version-file").map(keys::non_empty).transpose()?,
             py_limited_api: get("py-limited-api")
                 .map(keys::py_limited_api)
                 .transpose()?,

@@ -105,6 +105,9 @@ import sys
 import threading
 import warnings
 
+#: What messages name: the package, or for `_<module>_cuda_libs` the top-level module.
+_OWNER = __package__ or __name__[1:-len("_cuda_libs")]
+
 #: The CUDA toolkit the extensions were built with.
 CUDA_VERSION = (@MAJOR@, @MINOR@)
 
@@ -246,7 +249,7 @@ def _verdict(index, name, cc, driver):
                 "%s: %s cannot run this package's GPU code: %s has no SASS that runs on %s and no PTX "
                 "at or below it (it carries %s). Install a release built with %s, or rebuild from "
                 "source with `archs` including \"%d%d\" (e.g. -C archs=%d%d)"
-                % (__package__, device, path, sm, ", ".join(g["sass"] + g["ptx"]) or "no GPU code",
+                % (_OWNER, device, path, sm, ", ".join(g["sass"] + g["ptx"]) or "no GPU code",
                    sm, cc[0], cc[1], cc[0], cc[1])
             )
         elif need and driver is not None and driver < need[0] * 1000 + need[1] * 10:
@@ -255,14 +258,14 @@ def _verdict(index, name, cc, driver):
                 "%s: %s can run this package only through its PTX (%s), which was made by CUDA %d.%d "
                 "(PTX ISA %s), but the installed NVIDIA driver supports CUDA %d.%d: update the driver "
                 "to one for CUDA %d.%d or newer, or install a release with SASS for %s"
-                % (__package__, device, ", ".join(ptx), need[0], need[1], g["ptx_isa"],
+                % (_OWNER, device, ", ".join(ptx), need[0], need[1], g["ptx_isa"],
                    driver // 1000, driver % 1000 // 10, need[0], need[1], sm)
             )
         else:
             verdict = "ptx-jit"
             text = (
                 "%s: %s runs this package through PTX JIT of %s (the first launch compiles it); "
-                "a release with SASS for %s avoids that" % (__package__, device, ", ".join(ptx), sm)
+                "a release with SASS for %s avoids that" % (_OWNER, device, ", ".join(ptx), sm)
             )
         if order.index(verdict) > order.index(worst):
             worst, message = verdict, text
@@ -313,7 +316,7 @@ def preload():
             raise ImportError(
                 "%s: the installed NVIDIA driver supports CUDA %d.%d, but this wheel was built with "
                 "CUDA %d.%d and needs a driver for CUDA %d.0 or newer; update the NVIDIA driver"
-                % (__package__, driver // 1000, driver % 1000 // 10, CUDA_VERSION[0], CUDA_VERSION[1], CUDA_VERSION[0])
+                % (_OWNER, driver // 1000, driver % 1000 // 10, CUDA_VERSION[0], CUDA_VERSION[1], CUDA_VERSION[0])
             )
         if driver is not None and os.environ.get("CUDAWHEEL_GPU_CHECK", "1") != "0":
             _check_gpus()
@@ -325,7 +328,7 @@ def preload():
             except OSError as err:
                 raise ImportError(
                     "%s: cannot load the CUDA library %s (%s); it comes from the wheel %r: "
-                    "pip install '%s'" % (__package__, soname, err, requirement.split(">")[0].split("=")[0], requirement)
+                    "pip install '%s'" % (_OWNER, soname, err, requirement.split(">")[0].split("=")[0], requirement)
                 ) from None
         _loaded.extend(handles or [None])
 "#;

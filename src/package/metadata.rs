@@ -4,7 +4,8 @@
 use crate::inspect::site::portable;
 use std::fmt::Write as _;
 
-use pep508_rs::PackageName;
+use pep508_rs::{PackageName, Requirement, VersionOrUrl};
+use std::str::FromStr;
 
 use crate::config::{CudaDeps, License, Person, Project};
 
@@ -67,6 +68,60 @@ fn people(out: &mut String, field: &str, list: &[Person]) {
     }
 }
 
+/// The project's dependencies as `Requires-Dist` values, each joined by the `derived`
+/// requirements on the same distribution (`torch` + `torch>=2.15,<2.16` -> one line
+/// `torch>=2.15,<2.16`: extras united, the specifiers of both), so a wheel never lists one
+/// distribution twice. Only a dependency without marker or URL takes a derived one, and only
+/// a derived one without marker. Returns the lines and which of `derived` were taken.
+fn merge_requirements(deps: &[Requirement], derived: &[&String]) -> (Vec<String>, Vec<bool>) {
+    let parsed: Vec<Option<Requirement>> = derived
+        .iter()
+        .map(|s| Requirement::from_str(s).ok())
+        .collect();
+    let mut taken = vec![false; derived.len()];
+    let mut lines = Vec::new();
+    for dep in deps {
+        let plain =
+            dep.marker.is_true() && !matches!(dep.version_or_url, Some(VersionOrUrl::Url(_)));
+        let mut specs: Vec<String> = match &dep.version_or_url {
+            Some(VersionOrUrl::VersionSpecifier(s)) => s.iter().map(|s| s.to_string()).collect(),
+            _ => Vec::new(),
+        };
+        let mut extras = dep.extras.clone();
+        let mut joined = false;
+        for (i, d) in parsed.iter().enumerate() {
+            let Some(d) = d
+                .as_ref()
+                .filter(|d| plain && d.name == dep.name && d.marker.is_true())
+            else {
+                continue;
+            };
+            if let Some(VersionOrUrl::VersionSpecifier(s)) = &d.version_or_url {
+                for spec in s.iter().map(|s| s.to_string()) {
+                    if !specs.contains(&spec) {
+                        specs.push(spec);
+                    }
+                }
+            }
+            extras.extend(d.extras.iter().filter(|e| !dep.extras.contains(e)).cloned());
+            taken[i] = true;
+            joined = true;
+        }
+        if !joined {
+            lines.push(dep.to_string());
+            continue;
+        }
+        let extras = if extras.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<String> = extras.iter().map(|e| e.to_string()).collect();
+            format!("[{}]", names.join(","))
+        };
+        lines.push(format!("{}{extras}{}", dep.name, specs.join(",")));
+    }
+    (lines, taken)
+}
+
 /// METADATA (wheel) or PKG-INFO (sdist).
 pub fn core_metadata(
     project: &Project,
@@ -116,12 +171,19 @@ pub fn core_metadata_with(
     if let Some(rp) = &project.requires_python {
         let _ = writeln!(out, "Requires-Python: {rp}");
     }
-    for r in &project.dependencies {
+    let cuda_required: &[String] = match (cuda, mode) {
+        (CudaRequires::Known(reqs), CudaDeps::Required) => reqs,
+        _ => &[],
+    };
+    let derived: Vec<&String> = required.iter().chain(cuda_required).collect();
+    let (lines, merged) = merge_requirements(&project.dependencies, &derived);
+    for line in lines {
+        let _ = writeln!(out, "Requires-Dist: {line}");
+    }
+    for (r, _) in required.iter().zip(&merged).filter(|(_, m)| !**m) {
         let _ = writeln!(out, "Requires-Dist: {r}");
     }
-    for r in required {
-        let _ = writeln!(out, "Requires-Dist: {r}");
-    }
+    let merged_cuda = &merged[required.len()..];
     let mut extras: Vec<String> = Vec::new();
     for (extra, reqs) in &project.optional_dependencies {
         for r in reqs {
@@ -131,9 +193,11 @@ pub fn core_metadata_with(
     }
     match cuda {
         CudaRequires::Known(reqs) => match mode {
-            CudaDeps::Required => reqs.iter().for_each(|r| {
-                let _ = writeln!(out, "Requires-Dist: {r}");
-            }),
+            CudaDeps::Required => {
+                for (r, _) in reqs.iter().zip(merged_cuda).filter(|(_, m)| !**m) {
+                    let _ = writeln!(out, "Requires-Dist: {r}");
+                }
+            }
             CudaDeps::Extra => {
                 reqs.iter().for_each(|r| {
                     let _ = writeln!(out, "Requires-Dist: {r}; extra == \"cuda\"");
@@ -209,6 +273,40 @@ mod tests {
 
     use super::*;
     use crate::config::{Config, Overrides};
+
+    #[test]
+    fn a_derived_requirement_joins_the_projects_own_line() {
+        let deps: Vec<Requirement> = [
+            "torch",
+            "nvidia-cuda-runtime[extra1]>=13.0",
+            "numpy; python_version > '3.9'",
+            "jax>=0.4",
+        ]
+        .iter()
+        .map(|s| Requirement::from_str(s).unwrap())
+        .collect();
+        let derived: Vec<String> = [
+            "torch>=2.15,<2.16",
+            "nvidia-cuda-runtime>=13.2,<14",
+            "numpy>=2",
+            "nvidia-cublas>=13.1,<14",
+        ]
+        .map(String::from)
+        .to_vec();
+        let refs: Vec<&String> = derived.iter().collect();
+        let (lines, taken) = merge_requirements(&deps, &refs);
+        assert_eq!(
+            lines,
+            [
+                "torch>=2.15,<2.16",
+                "nvidia-cuda-runtime[extra1]>=13.0,>=13.2,<14",
+                // Control: a dependency with a marker keeps its line; the derived one stays apart.
+                "numpy ; python_full_version >= '3.10'",
+                "jax>=0.4",
+            ]
+        );
+        assert_eq!(taken, [true, true, false, false]);
+    }
 
     #[test]
     fn metadata_snapshot() {

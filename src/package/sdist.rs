@@ -50,6 +50,10 @@ pub fn contents(
     for lic in &config.project.license_files {
         extra.insert(portable(lic), root.join(lic));
     }
+    // `dynamic = ["version"]`: the sdist's own build reads the version from it again.
+    if let Some(file) = &config.tool.version_file {
+        extra.insert(portable(Path::new(file)), root.join(file));
+    }
     for (rel, path) in extra {
         files.add_file(&rel, &path)?;
     }

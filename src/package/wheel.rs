@@ -179,7 +179,7 @@ pub fn add_package(
             .strip_prefix(python_source)
             .expect("walk stays under python_source");
         let rel = portable(rel);
-        let is_stale_build = stale.contains(&rel) || rel.ends_with("/_cuda_libs.py");
+        let is_stale_build = stale.contains(&rel) || is_helper(&rel);
         if rel.ends_with(".pyc") || is_stale_build {
             continue;
         }
@@ -188,7 +188,8 @@ pub fn add_package(
     Ok(())
 }
 
-/// `<package>/_cuda_libs.py` for every package holding built targets: the NVIDIA libraries its
+/// `<package>/_cuda_libs.py` for every package holding built targets (`_<module>_cuda_libs.py`
+/// for a top-level module, `helper_path`): the NVIDIA libraries its
 /// ELFs need (from `libs`, the non-framework libraries found), with their wheel folders and
 /// requirements, and the GPU code each ELF carries. `cuda`: the toolkit's (major, minor).
 pub fn import_helpers<'a>(
@@ -199,16 +200,15 @@ pub fn import_helpers<'a>(
     cuda: (u32, u32),
 ) -> Vec<(String, String)> {
     type Gpu = Vec<(String, GpuCode)>;
+    // Keyed by the helper's path in the wheel.
     let mut by_package: BTreeMap<String, (Vec<Preload>, Gpu)> = BTreeMap::new();
     let mut torch_packages: BTreeSet<String> = BTreeSet::new();
     for ((target, report), gpu) in targets.iter().zip(reports).zip(gpu_code) {
-        let Some((package, _)) = target.wheel_path.split_once('/') else {
-            continue;
-        };
+        let helper = helper_path(&target.wheel_path);
         if target.bindings == Bindings::Torch {
-            torch_packages.insert(package.to_string());
+            torch_packages.insert(helper.clone());
         }
-        let (list, gpus) = by_package.entry(package.to_string()).or_default();
+        let (list, gpus) = by_package.entry(helper).or_default();
         if !gpu.is_empty() {
             gpus.push((target.wheel_path.clone(), gpu.clone()));
         }
@@ -234,13 +234,31 @@ pub fn import_helpers<'a>(
     }
     by_package
         .into_iter()
-        .map(|(package, (mut libs, gpus))| {
+        .map(|(helper, (mut libs, gpus))| {
             // The runtime first: the other libraries may need it.
             libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
-            (
-                format!("{package}/_cuda_libs.py"),
-                import_helper::render(&libs, cuda, torch_packages.contains(&package), &gpus),
-            )
+            let text = import_helper::render(&libs, cuda, torch_packages.contains(&helper), &gpus);
+            (helper, text)
         })
         .collect()
+}
+
+/// Where the import helper of the extension installed at `wheel_path` goes:
+/// `<package>/_cuda_libs.py` for a module inside a package, `_<module>_cuda_libs.py` beside a
+/// top-level module (`tiny_conv_cuda.cpython-311-x86_64-linux-gnu.so` ->
+/// `_tiny_conv_cuda_cuda_libs.py`), imported as `_<module>_cuda_libs`.
+pub fn helper_path(wheel_path: &str) -> String {
+    match wheel_path.split_once('/') {
+        Some((package, _)) => format!("{package}/_cuda_libs.py"),
+        None => {
+            let module = wheel_path.split('.').next().unwrap_or(wheel_path);
+            format!("_{module}_cuda_libs.py")
+        }
+    }
+}
+
+/// Whether `rel` (a path in the wheel) is an import helper a build generates.
+fn is_helper(rel: &str) -> bool {
+    rel.ends_with("/_cuda_libs.py")
+        || (!rel.contains('/') && rel.starts_with('_') && rel.ends_with("_cuda_libs.py"))
 }

@@ -230,13 +230,18 @@ impl BuildPlan {
         }
         let python_source =
             config::inside_project(root, &tool.python_source, "tool.cudawheel.python-source")?;
-        let packages = packages(tool.packages.as_deref(), &python_source, &targets)?;
+        let build_dir = config::inside_project(root, &tool.build_dir, "tool.cudawheel.build-dir")?;
+        let packages = packages(
+            tool.packages.as_deref(),
+            &python_source,
+            &build_dir,
+            &targets,
+        )?;
         let archs = tool
             .archs
             .as_ref()
             .map(|s| arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin))
             .transpose()?;
-        let build_dir = config::inside_project(root, &tool.build_dir, "tool.cudawheel.build-dir")?;
         let jobs = tool
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -444,25 +449,70 @@ fn check_limited_api(
     }
 }
 
-/// The Python packages to ship: `packages` as given, else the top-level folders of the
-/// extensions' module paths that exist under `python-source`.
+/// Folder names discovery never ships, whatever they hold: setuptools' list for a flat layout
+/// (tests, docs, examples, build output, tool folders), so a project moving from
+/// `find_packages()` ships what it shipped.
+const NOT_PACKAGES: &[&str] = &[
+    "benchmark",
+    "benchmarks",
+    "bin",
+    "build",
+    "changelog",
+    "ci",
+    "debian",
+    "dist",
+    "doc",
+    "docs",
+    "documentation",
+    "env",
+    "example",
+    "examples",
+    "exercise",
+    "exercises",
+    "fabfile",
+    "htmlcov",
+    "manpages",
+    "news",
+    "newsfragments",
+    "python",
+    "requirements",
+    "scripts",
+    "site_scons",
+    "tasks",
+    "test",
+    "tests",
+    "tools",
+    "unit_test",
+    "unit_tests",
+    "util",
+    "utils",
+    "venv",
+];
+
+/// The Python packages to ship: `packages` as given; else every importable package folder
+/// directly under `python-source` (an identifier holding `__init__.py`, not named in
+/// `NOT_PACKAGES`, not starting with `.` or `_`, not the build folder), plus the top-level
+/// folders of the extensions' module paths that exist there. Subpackages ship with their
+/// package.
 fn packages(
     listed: Option<&[String]>,
     python_source: &Path,
+    build_dir: &Path,
     targets: &[TargetPlan],
 ) -> Result<Vec<PathBuf>, PlanError> {
     let Some(list) = listed else {
-        return Ok(targets
-            .iter()
-            .filter_map(|t| {
-                t.wheel_path
-                    .split_once('/')
-                    .map(|(top, _)| PathBuf::from(top))
-            })
-            .filter(|top| python_source.join(top).is_dir())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect());
+        let mut found: BTreeSet<PathBuf> = discover(python_source, build_dir);
+        found.extend(
+            targets
+                .iter()
+                .filter_map(|t| {
+                    t.wheel_path
+                        .split_once('/')
+                        .map(|(top, _)| PathBuf::from(top))
+                })
+                .filter(|top| python_source.join(top).is_dir()),
+        );
+        return Ok(found.into_iter().collect());
     };
     let mut out = Vec::new();
     for p in list {
@@ -475,4 +525,46 @@ fn packages(
         out.push(rel);
     }
     Ok(out)
+}
+
+/// The importable package folders directly under `python_source` (see `packages`).
+fn discover(python_source: &Path, build_dir: &Path) -> BTreeSet<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(python_source) else {
+        return BTreeSet::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.path().join("__init__.py").is_file() && e.path() != build_dir)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| {
+            let identifier = name.chars().next().is_some_and(|c| c.is_alphabetic())
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            identifier && !NOT_PACKAGES.contains(&name.as_str())
+        })
+        .map(PathBuf::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_finds_importable_packages_and_leaves_out_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path();
+        for dir in [
+            "pkg", "pkg/sub", "other", "tests", "docs", "_private", "build", "out", "not-id",
+        ] {
+            std::fs::create_dir_all(src.join(dir)).unwrap();
+            std::fs::write(src.join(dir).join("__init__.py"), "").unwrap();
+        }
+        std::fs::create_dir_all(src.join("namespace_only")).unwrap();
+        let found: Vec<PathBuf> = discover(src, &src.join("out")).into_iter().collect();
+        assert_eq!(found, [PathBuf::from("other"), PathBuf::from("pkg")]);
+        // Control: the same folders listed in `packages` are shipped as listed.
+        let listed = ["tests".to_string(), "pkg.sub".to_string()];
+        let out = packages(Some(&listed), src, &src.join("out"), &[]).unwrap();
+        assert_eq!(out, [PathBuf::from("tests"), PathBuf::from("pkg/sub")]);
+    }
 }
