@@ -1,0 +1,182 @@
+"""Issue 22: `bindings = "jax"`. examples/jax_ffi (XLA FFI handlers: CPU ones in a nanobind
+module, CUDA ones in a shared library opened with ctypes) built with and without build
+isolation against PyPI's jax/jaxlib (CPU), checked by what the wheel holds (name, tag, NEEDED
+and RPATH of every ELF, Requires-Dist, the XLA FFI headers read from jax's include folder) and
+by running it in a fresh venv with jax: the CPU handler under jax.jit with its custom VJP
+against NumPy, the CUDA library through `_cuda_libs.load` (no GPU here: it loads, its handler
+symbols are there). Plus the resolver check next to `jax[cuda13]`: one version of each
+NVIDIA wheel."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Wheel, clean_env, copy_example, readelf_dynamic, run
+from test_torch import new_venv, uv, uv_env
+
+# What the venv that builds without isolation holds: jax from PyPI (CPU), nanobind, and the
+# CUDA 13 toolkit from NVIDIA's wheels.
+JAX_REQS = ["jax>=0.5", "nanobind>=2.0", "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14",
+            "nvidia-cuda-runtime>=13,<14"]
+CP = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+FFI_H = "jaxlib/include/xla/ffi/api/ffi.h"
+
+
+@pytest.fixture(scope="session")
+def jax_python(tmp_path_factory, wheelhouse) -> Path:
+    return new_venv(tmp_path_factory.mktemp("jax-venv") / "v", wheelhouse, "cudawheel", *JAX_REQS)
+
+
+@pytest.fixture(scope="session")
+def jaxlib_version(jax_python) -> str:
+    return run([jax_python, "-c", "import jaxlib; print(jaxlib.__version__)"]).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, Path, str]:
+    """`uv build` with build isolation: jax, nanobind, nvcc and cudawheel come into a fresh
+    build environment."""
+    work = tmp_path_factory.mktemp("jax-isolated")
+    project = copy_example("jax_ffi", work)
+    proc = run([uv(), "build", "--wheel", "-o", work / "out", "-C", "archs=90", project],
+               env=uv_env(wheelhouse), timeout=2400)
+    (whl,) = (work / "out").glob("*.whl")
+    return Wheel(whl), project, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def not_isolated(tmp_path_factory, jax_python) -> tuple[Wheel, Path, str]:
+    """`python -m cudawheel wheel` in the venv that has jax (as `--no-build-isolation`)."""
+    work = tmp_path_factory.mktemp("jax-env")
+    project = copy_example("jax_ffi", work)
+    proc = run([jax_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=90"],
+               env=clean_env(), timeout=2400)
+    return Wheel(Path(proc.stdout.strip())), project, proc.stderr
+
+
+def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> None:
+    """What every jax_ffi wheel must be."""
+    wheel.check_record()
+    # name-suffix = "-cuda{major}x"; a nanobind module: one wheel per CPython.
+    assert re.fullmatch(rf"jax_ffi_example_cuda13x-0\.1\.0-{CP}-{CP}-manylinux_2_\d+_x86_64\.whl",
+                        wheel.path.name), wheel.path.name
+    requires = wheel.field("Requires-Dist")
+    jax_req = [r for r in requires if r.startswith("jax")]
+    assert len(jax_req) == 1 and re.fullmatch(r"jax>=\d+\.\d+\.\d+", jax_req[0]), requires
+    if jaxlib is not None:  # the floor is the jaxlib whose FFI headers the handlers were built with
+        assert jax_req[0] == f"jax>={jaxlib.split('+')[0]}", (jax_req, jaxlib)
+    # cuda-deps = "extra", cuda-extra = "cuda_pip": NVIDIA's runtime only under [cuda_pip].
+    nvidia = [r for r in requires if r.startswith("nvidia-")]
+    assert nvidia and all(r.endswith('; extra == "cuda_pip"') for r in nvidia), requires
+    assert any(r.startswith("nvidia-cuda-runtime>=13.") for r in nvidia), requires
+    assert wheel.field("Provides-Extra") == ["cuda_pip"], wheel.metadata()
+    # Every ELF: the nanobind module needs no CUDA library; the handler library links cudart by
+    # SONAME and finds it through its own $ORIGIN RPATH in NVIDIA's runtime wheel.
+    elfs = sorted(n for n in wheel.names if n.endswith(".so"))
+    assert elfs == sorted([f"jax_ffi_example/_cpu.cpython-{CP[2:]}-x86_64-linux-gnu.so",
+                           "jax_ffi_example/lib/libjax_ffi_cuda.so"]), elfs
+    cpu = readelf_dynamic(wheel.extract(elfs[0], work))
+    assert not any("cuda" in n for n in cpu["NEEDED"]), cpu
+    lib = readelf_dynamic(wheel.extract("jax_ffi_example/lib/libjax_ffi_cuda.so", work))
+    assert "libcudart.so.13" in lib["NEEDED"], lib
+    assert lib["RPATH"] == ["$ORIGIN/../../nvidia/cu13/lib"], lib
+    helper = wheel.read("jax_ffi_example/_cuda_libs.py").decode()
+    assert '"jax_ffi_cuda": "lib/libjax_ffi_cuda.so"' in helper, helper
+    assert "cuda_pip" in helper
+    # The XLA FFI headers came from jax.ffi.include_dir() of the jax that built it (depfiles).
+    obj = project / "build/cudawheel/obj"
+    for target, source in [("jax_ffi_example._cpu", "csrc__cpu_ops.cc.d"), ("jax_ffi_cuda", "csrc__cuda_ops.cu.d")]:
+        depfile = obj / target / source
+        deps = depfile.read_text().replace("\\\n", " ").split()
+        assert any(d.endswith(FFI_H) for d in deps), (depfile, deps)
+
+
+def test_isolated_build(isolated, tmp_path):
+    wheel, project, log = isolated
+    check_wheel(wheel, project, None, tmp_path)
+
+
+def test_build_without_isolation(not_isolated, isolated, jax_python, jaxlib_version, tmp_path):
+    wheel, project, log = not_isolated
+    check_wheel(wheel, project, jaxlib_version, tmp_path)
+    include = run([jax_python, "-c", "import jax.ffi; print(jax.ffi.include_dir())"]).stdout.strip()
+    deps = (project / "build/cudawheel/obj/jax_ffi_cuda/csrc__cuda_ops.cu.d").read_text()
+    assert f"{include}/xla/ffi/api/ffi.h" in deps.replace("\\\n", " ").split(), deps
+    # Both builds ask for the same things.
+    assert wheel.field("Requires-Dist") == isolated[0].field("Requires-Dist")
+
+
+CHECK = """
+import ctypes, jax, jax.numpy as jnp, numpy as np
+import jax_ffi_example as m
+from jax_ffi_example import _cuda_libs
+rng = np.random.default_rng(0)
+x = rng.standard_normal(1001).astype(np.float32)
+y = rng.standard_normal(1001).astype(np.float32)
+out = jax.jit(m.square_add, static_argnums=2)(x, y, 1.5)
+np.testing.assert_allclose(np.asarray(out), 1.5 * x * x + y, rtol=1e-6, atol=1e-6)
+loss = lambda x, y: jnp.sum(m.square_add(x, y, 1.5) * jnp.cos(x))
+gx, gy = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, y)
+np.testing.assert_allclose(np.asarray(gx), 3.0 * x * np.cos(x) - (1.5 * x * x + y) * np.sin(x), rtol=1e-5, atol=1e-5)
+np.testing.assert_allclose(np.asarray(gy), np.cos(x), rtol=1e-6, atol=1e-6)
+lib = _cuda_libs.load("jax_ffi_cuda")
+assert isinstance(lib, ctypes.CDLL)
+for sym in ("SquareAddCuda", "SquareAddGradCuda", "jax_ffi_square_add_f32"):
+    getattr(lib, sym)
+print("handlers", m.HAS_CUDA_HANDLERS, lib._name)
+maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcudart" in l})
+print("cudart", maps)
+try:
+    _cuda_libs.load("nope")
+except (KeyError, ValueError) as e:
+    print("unknown:", e)
+"""
+
+
+def test_wheel_runs_in_a_fresh_venv(isolated, wheelhouse, tmp_path):
+    """The wheel with its [cuda_pip] extra next to PyPI's (CPU) jax: the CPU handler under
+    jax.jit and its custom VJP match NumPy; the CUDA library loads through _cuda_libs.load,
+    its cudart from the runtime wheel through $ORIGIN."""
+    wheel, _, _ = isolated
+    py = new_venv(tmp_path / "v", wheelhouse, f"{wheel.path}[cuda_pip]", "jax")
+    out = run([py, "-c", CHECK], cwd=tmp_path).stdout
+    assert "handlers True " in out and "jax_ffi_example/lib/libjax_ffi_cuda.so" in out, out
+    (cudart,) = re.findall(r"cudart \[(.*)\]", out)
+    assert cudart.count("libcudart") == 1 and "/site-packages/nvidia/cu13/lib/libcudart.so.13" in cudart, out
+    assert "unknown:" in out and "jax_ffi_cuda" in out.split("unknown:")[1], out
+
+
+def test_without_the_extra_the_cuda_handlers_say_which_extra(isolated, wheelhouse, tmp_path):
+    """No [cuda_pip] and no system CUDA: the CPU handlers still work; `load` says what to install."""
+    wheel, _, _ = isolated
+    py = new_venv(tmp_path / "v", wheelhouse, str(wheel.path), "jax")
+    code = ("import jax_ffi_example as m, jax.numpy as jnp; print('cpu', float(m.square_add(jnp.ones(3), jnp.ones(3), 2.0)[0]));"
+            "print('cuda', m.HAS_CUDA_HANDLERS)\nfrom jax_ffi_example import _cuda_libs\n"
+            "try:\n    _cuda_libs.load('jax_ffi_cuda')\nexcept ImportError as e:\n    print('error:', e)")
+    out = run([py, "-c", code], cwd=tmp_path, env=clean_env(LD_LIBRARY_PATH="")).stdout
+    assert "cpu 3.0" in out and "cuda False" in out, out
+    assert "pip install 'jax-ffi-example-cuda13x[cuda_pip]'" in out.split("error:")[1], out
+
+
+def test_resolves_next_to_jax_cuda13(isolated, tmp_path):
+    """`pip install --dry-run` of the wheel [cuda_pip] beside `jax[cuda13]`: one resolution,
+    with one version of each nvidia-* wheel (the runtime the extension links is the plugin's)."""
+    wheel, _, _ = isolated
+    report = tmp_path / "report.json"
+    run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report,
+         f"{wheel.path}[cuda_pip]", "jax[cuda13]"], env=clean_env(), timeout=1200)
+    installs = json.loads(report.read_text())["install"]
+    names = [re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower() for i in installs]
+    nvidia = sorted(n for n in names if n.startswith("nvidia-"))
+    assert "nvidia-cuda-runtime" in nvidia and "jax-cuda13-plugin" in names, names
+    assert len(nvidia) == len(set(nvidia)), nvidia
+    versions = {re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower(): i["metadata"]["version"] for i in installs}
+    ours = next(i for i in installs if i["metadata"]["name"].lower().startswith("jax-ffi-example"))
+    runtime_req = next(r for r in ours["metadata"]["requires_dist"] if r.startswith("nvidia-cuda-runtime"))
+    floor = re.search(r">=([\d.]+)", runtime_req).group(1)
+    assert tuple(map(int, versions["nvidia-cuda-runtime"].split(".")[:2])) >= tuple(map(int, floor.split(".")[:2]))
