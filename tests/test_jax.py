@@ -70,11 +70,12 @@ def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> 
     assert len(jax_req) == 1 and re.fullmatch(r"jax>=\d+\.\d+\.\d+", jax_req[0]), requires
     if jaxlib is not None:  # the floor is the jaxlib whose FFI headers the handlers were built with
         assert jax_req[0] == f"jax>={jaxlib.split('+')[0]}", (jax_req, jaxlib)
-    # cuda-deps = "extra", cuda-extra = "cuda_pip": NVIDIA's runtime only under [cuda_pip].
+    # cuda-deps = "extra", cuda-extra = "cuda_pip": NVIDIA's runtime only under that extra,
+    # written normalized (PEP 685: cuda-pip; pip matches `[cuda_pip]` to it).
     nvidia = [r for r in requires if r.startswith("nvidia-")]
-    assert nvidia and all(r.endswith('; extra == "cuda_pip"') for r in nvidia), requires
+    assert nvidia and all(r.endswith('; extra == "cuda-pip"') for r in nvidia), requires
     assert any(r.startswith("nvidia-cuda-runtime>=13.") for r in nvidia), requires
-    assert wheel.field("Provides-Extra") == ["cuda_pip"], wheel.metadata()
+    assert wheel.field("Provides-Extra") == ["cuda-pip"], wheel.metadata()
     # Every ELF: the nanobind module needs no CUDA library; the handler library links cudart by
     # SONAME and finds it through its own $ORIGIN RPATH in NVIDIA's runtime wheel.
     elfs = sorted(n for n in wheel.names if n.endswith(".so"))
