@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::audit;
 use crate::bindings::torch;
 use crate::build::{self, graph, incremental::BuildLock, schedule};
-use crate::config::Config;
+use crate::config::{Config, CudaDeps};
 use crate::error::Error;
 use crate::package::archive::{self, Files};
 use crate::package::wheel::{self as wheel_files, WheelFile};
@@ -195,6 +195,8 @@ fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
         // torch's own libraries come with `import torch`, not from this table.
         r.libs.values().filter(|l| !torch::is_torch_library(l)),
         (r.toolchain.nvcc.major, r.toolchain.nvcc.minor),
+        (r.config.tool.cuda_deps == CudaDeps::Extra)
+            .then(|| (r.name.display.as_str(), r.config.tool.cuda_extra.as_str())),
     )
 }
 

@@ -59,7 +59,7 @@ def not_isolated(tmp_path_factory, jax_python) -> tuple[Wheel, Path, str]:
     return Wheel(Path(proc.stdout.strip())), project, proc.stderr
 
 
-def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> None:
+def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> dict[str, int]:
     """What every jax_ffi wheel must be."""
     wheel.check_record()
     # name-suffix = "-cuda{major}x"; a nanobind module: one wheel per CPython.
@@ -76,25 +76,33 @@ def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> 
     assert nvidia and all(r.endswith('; extra == "cuda-pip"') for r in nvidia), requires
     assert any(r.startswith("nvidia-cuda-runtime>=13.") for r in nvidia), requires
     assert wheel.field("Provides-Extra") == ["cuda-pip"], wheel.metadata()
-    # Every ELF: the nanobind module needs no CUDA library; the handler library links cudart by
-    # SONAME and finds it through its own $ORIGIN RPATH in NVIDIA's runtime wheel.
+    # Every ELF links cudart by SONAME and finds it through its own $ORIGIN RPATH in NVIDIA's
+    # runtime wheel (the handler library from two folders down); nothing else from CUDA.
     elfs = sorted(n for n in wheel.names if n.endswith(".so"))
-    assert elfs == sorted([f"jax_ffi_example/_cpu.cpython-{CP[2:]}-x86_64-linux-gnu.so",
-                           "jax_ffi_example/lib/libjax_ffi_cuda.so"]), elfs
-    cpu = readelf_dynamic(wheel.extract(elfs[0], work))
-    assert not any("cuda" in n for n in cpu["NEEDED"]), cpu
-    lib = readelf_dynamic(wheel.extract("jax_ffi_example/lib/libjax_ffi_cuda.so", work))
-    assert "libcudart.so.13" in lib["NEEDED"], lib
-    assert lib["RPATH"] == ["$ORIGIN/../../nvidia/cu13/lib"], lib
+    cpu_so = f"jax_ffi_example/_cpu.cpython-{CP[2:]}-x86_64-linux-gnu.so"
+    assert elfs == sorted([cpu_so, "jax_ffi_example/lib/libjax_ffi_cuda.so"]), elfs
+    for so, rpath in [(cpu_so, "$ORIGIN/../nvidia/cu13/lib"),
+                      ("jax_ffi_example/lib/libjax_ffi_cuda.so", "$ORIGIN/../../nvidia/cu13/lib")]:
+        dyn = readelf_dynamic(wheel.extract(so, work))
+        assert [n for n in dyn["NEEDED"] if "cu" in n] == ["libcudart.so.13"], (so, dyn)
+        assert dyn["RPATH"] == [rpath] and dyn["RUNPATH"] == [], (so, dyn)
     helper = wheel.read("jax_ffi_example/_cuda_libs.py").decode()
     assert '"jax_ffi_cuda": "lib/libjax_ffi_cuda.so"' in helper, helper
     assert "cuda_pip" in helper
-    # The XLA FFI headers came from jax.ffi.include_dir() of the jax that built it (depfiles).
-    obj = project / "build/cudawheel/obj"
-    for target, source in [("jax_ffi_example._cpu", "csrc__cpu_ops.cc.d"), ("jax_ffi_cuda", "csrc__cuda_ops.cu.d")]:
-        depfile = obj / target / source
-        deps = depfile.read_text().replace("\\\n", " ").split()
-        assert any(d.endswith(FFI_H) for d in deps), (depfile, deps)
+    # The XLA FFI headers came from jax.ffi.include_dir() of the jax that built it: the
+    # depfiles name them through the build's link to that sys.path entry (`env/siteN`).
+    return {target: ffi_header_site(project, target, source)
+            for target, source in [("jax_ffi_example._cpu", "csrc__cpu_ops.cc.d"),
+                                   ("jax_ffi_cuda", "csrc__cuda_ops.cu.d")]}
+
+
+def ffi_header_site(project: Path, target: str, source: str) -> int:
+    """N of `build/cudawheel/env/siteN/jaxlib/include/xla/ffi/api/ffi.h` in a depfile."""
+    depfile = project / "build/cudawheel/obj" / target / source
+    deps = depfile.read_text().replace("\\\n", " ").split()
+    sites = {int(m.group(1)) for d in deps if (m := re.fullmatch(rf"build/cudawheel/env/site(\d+)/{FFI_H}", d))}
+    assert len(sites) == 1, (depfile, [d for d in deps if "ffi" in d])
+    return sites.pop()
 
 
 def test_isolated_build(isolated, tmp_path):
@@ -104,10 +112,14 @@ def test_isolated_build(isolated, tmp_path):
 
 def test_build_without_isolation(not_isolated, isolated, jax_python, jaxlib_version, tmp_path):
     wheel, project, log = not_isolated
-    check_wheel(wheel, project, jaxlib_version, tmp_path)
-    include = run([jax_python, "-c", "import jax.ffi; print(jax.ffi.include_dir())"]).stdout.strip()
-    deps = (project / "build/cudawheel/obj/jax_ffi_cuda/csrc__cuda_ops.cu.d").read_text()
-    assert f"{include}/xla/ffi/api/ffi.h" in deps.replace("\\\n", " ").split(), deps
+    sites = check_wheel(wheel, project, jaxlib_version, tmp_path)
+    # The sys.path entry the headers came from is the one holding the jax of that interpreter
+    # (sys.path as `python -m cudawheel` saw it: the working folder first).
+    code = ("import jax.ffi, json, os, sys; print(json.dumps([[p for p in [os.getcwd()] + sys.path[1:]"
+            " if os.path.isdir(p)], jax.ffi.include_dir()]))")
+    sys_path, include = json.loads(run([jax_python, "-c", code]).stdout)
+    for target, n in sites.items():
+        assert Path(sys_path[n]) / "jaxlib/include" == Path(include), (target, sys_path[n], include)
     # Both builds ask for the same things.
     assert wheel.field("Requires-Dist") == isolated[0].field("Requires-Dist")
 
@@ -129,7 +141,8 @@ lib = _cuda_libs.load("jax_ffi_cuda")
 assert isinstance(lib, ctypes.CDLL)
 for sym in ("SquareAddCuda", "SquareAddGradCuda", "jax_ffi_square_add_f32"):
     getattr(lib, sym)
-print("handlers", m.HAS_CUDA_HANDLERS, lib._name)
+assert lib is _cuda_libs.load("jax_ffi_cuda")  # loaded once
+print("handlers", lib._name)
 maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcudart" in l})
 print("cudart", maps)
 try:
@@ -146,22 +159,25 @@ def test_wheel_runs_in_a_fresh_venv(isolated, wheelhouse, tmp_path):
     wheel, _, _ = isolated
     py = new_venv(tmp_path / "v", wheelhouse, f"{wheel.path}[cuda_pip]", "jax")
     out = run([py, "-c", CHECK], cwd=tmp_path).stdout
-    assert "handlers True " in out and "jax_ffi_example/lib/libjax_ffi_cuda.so" in out, out
+    assert "handlers /" in out and "/site-packages/jax_ffi_example/lib/libjax_ffi_cuda.so" in out, out
     (cudart,) = re.findall(r"cudart \[(.*)\]", out)
     assert cudart.count("libcudart") == 1 and "/site-packages/nvidia/cu13/lib/libcudart.so.13" in cudart, out
     assert "unknown:" in out and "jax_ffi_cuda" in out.split("unknown:")[1], out
 
 
-def test_without_the_extra_the_cuda_handlers_say_which_extra(isolated, wheelhouse, tmp_path):
-    """No [cuda_pip] and no system CUDA: the CPU handlers still work; `load` says what to install."""
+def test_without_the_extra_the_import_says_which_extra(isolated, wheelhouse, tmp_path):
+    """No [cuda_pip] and no system CUDA: `import` raises the ImportError of `preload()`, which
+    names the extra to install (jax-finufft's cuda_local / cuda_pip scheme)."""
     wheel, _, _ = isolated
     py = new_venv(tmp_path / "v", wheelhouse, str(wheel.path), "jax")
-    code = ("import jax_ffi_example as m, jax.numpy as jnp; print('cpu', float(m.square_add(jnp.ones(3), jnp.ones(3), 2.0)[0]));"
-            "print('cuda', m.HAS_CUDA_HANDLERS)\nfrom jax_ffi_example import _cuda_libs\n"
-            "try:\n    _cuda_libs.load('jax_ffi_cuda')\nexcept ImportError as e:\n    print('error:', e)")
+    code = "try:\n    import jax_ffi_example\nexcept ImportError as e:\n    print('error:', e)"
     out = run([py, "-c", code], cwd=tmp_path, env=clean_env(LD_LIBRARY_PATH="")).stdout
-    assert "cpu 3.0" in out and "cuda False" in out, out
-    assert "pip install 'jax-ffi-example-cuda13x[cuda_pip]'" in out.split("error:")[1], out
+    assert out.startswith("error: jax_ffi_example: cannot load the CUDA library libcudart.so.13"), out
+    assert "pip install 'jax-ffi-example-cuda13x[cuda_pip]' (it brings nvidia-cuda-runtime)" in out, out
+    assert "or put a system CUDA 13's libraries on the loader path" in out, out
+    # Control: the same venv with the runtime wheel the extra names imports.
+    run([uv(), "pip", "install", "-q", "-p", py, "nvidia-cuda-runtime>=13,<14"], env=uv_env(wheelhouse))
+    run([py, "-c", "import jax_ffi_example"], cwd=tmp_path, env=clean_env(LD_LIBRARY_PATH=""))
 
 
 def test_resolves_next_to_jax_cuda13(isolated, tmp_path):

@@ -7,41 +7,28 @@ first and checks the GPUs against the GPU code the wheel carries).
 
 from __future__ import annotations
 
-import importlib.util
 from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _cpu, _cuda_libs
+from . import _cuda_libs
+
+# The CUDA runtime first (from NVIDIA's wheel of the [cuda_pip] extra, else a system CUDA): both
+# the module and the handler library link it. Without either, this says what to install.
+_cuda_libs.preload()
+
+from . import _cpu  # noqa: E402
 
 for _name, _capsule in _cpu.registrations().items():
     jax.ffi.register_ffi_target(_name, _capsule, platform="cpu")
 
-_CUDA_HANDLERS = {"jax_ffi_square_add": "SquareAddCuda", "jax_ffi_square_add_grad": "SquareAddGradCuda"}
-
-
-def _jax_has_cuda_plugin() -> bool:
-    return any(importlib.util.find_spec(p) is not None for p in ("jax_cuda13_plugin", "jax_cuda12_plugin"))
-
-
-def register_cuda() -> bool:
-    """Loads the CUDA handlers and registers them with JAX for platform "CUDA". Returns False
-    only where the CUDA libraries are missing and JAX has no CUDA plugin either (CPU-only use);
-    with a JAX CUDA plugin installed, a library that cannot load raises ImportError."""
-    try:
-        lib = _cuda_libs.load("jax_ffi_cuda")
-    except ImportError:
-        if _jax_has_cuda_plugin():
-            raise
-        return False
-    for name, symbol in _CUDA_HANDLERS.items():
-        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(getattr(lib, symbol)), platform="CUDA")
-    return True
-
-
-HAS_CUDA_HANDLERS = register_cuda()
+# The CUDA handlers: registered for platform "CUDA" (JAX keeps them until a CUDA backend
+# exists, so this works with a CPU-only jax too).
+_lib = _cuda_libs.load("jax_ffi_cuda")
+for _name, _symbol in {"jax_ffi_square_add": "SquareAddCuda", "jax_ffi_square_add_grad": "SquareAddGradCuda"}.items():
+    jax.ffi.register_ffi_target(_name, jax.ffi.pycapsule(getattr(_lib, _symbol)), platform="CUDA")
 
 
 def _call(name, a, *args):
@@ -67,4 +54,4 @@ def _bwd(a, x, g):
 
 square_add.defvjp(_fwd, _bwd)
 
-__all__ = ["square_add", "register_cuda", "HAS_CUDA_HANDLERS"]
+__all__ = ["square_add"]
