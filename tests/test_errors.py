@@ -432,7 +432,7 @@ STATIC_CASES = [
     ("jax-limited-api-below-cp312", dict(tool_extra='bindings = "jax"\npy-limited-api = "cp39"'), [], {},
      ["tool.cudawheel.extension[0]", "jax", "nanobind builds for the stable ABI only from Python 3.12 (cp312)"]),
     ("cuda-extra-not-a-name", dict(tool_extra='cuda-deps = "extra"\ncuda-extra = "cuda pip"'), [], {},
-     ["`tool.cudawheel.cuda-extra` (from pyproject.toml) has an invalid value \"cuda pip\"", "an extra name is letters, digits"]),
+     ["`tool.cudawheel.cuda-extra` (from pyproject.toml) has an invalid value string \"cuda pip\"", "an extra name is letters, digits"]),
     ("manylinux-with-torch", dict(tool_extra='manylinux = "2_28"\nbindings = "torch"'), [], {},
      ['`tool.cudawheel.manylinux` and `bindings = "torch"` (tool.cudawheel.bindings) exclude each other',
       "hint: drop `manylinux` for torch extensions"]),
