@@ -197,3 +197,20 @@ def test_resolves_next_to_jax_cuda13(isolated, tmp_path):
     runtime_req = next(r for r in ours["metadata"]["requires_dist"] if r.startswith("nvidia-cuda-runtime"))
     floor = re.search(r">=([\d.]+)", runtime_req).group(1)
     assert tuple(map(int, versions["nvidia-cuda-runtime"].split(".")[:2])) >= tuple(map(int, floor.split(".")[:2]))
+
+
+def test_doctor_reports_jax_and_its_ffi_headers(jax_python, jaxlib_version, tmp_path):
+    project = copy_example("jax_ffi", tmp_path)
+    out = run([jax_python, "-m", "cudawheel", "doctor", project], env=clean_env()).stdout
+    include = run([jax_python, "-c", "import jax.ffi; print(jax.ffi.include_dir())"]).stdout.strip()
+    assert re.search(rf"Bindings jax: jax \S+ \(jaxlib {re.escape(jaxlib_version)}\), XLA FFI headers in "
+                     rf"{re.escape(include)} \(XLA FFI API 0\.\d+\); a wheel requires jax>={re.escape(jaxlib_version)}",
+                     out), out
+    assert "Bindings nanobind: nanobind " in out, out
+
+
+def test_doctor_without_jax(backend_python, tmp_path):
+    """Control: the venv with only cudawheel says jax is not usable, and why."""
+    project = copy_example("jax_ffi", tmp_path)
+    out = run([backend_python, "-m", "cudawheel", "doctor", project], env=clean_env()).stdout
+    assert "Bindings jax: not usable (`bindings = \"jax\"`: jax was not found in the build environment" in out, out
