@@ -196,7 +196,7 @@ fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
         r.libs.values().filter(|l| !torch::is_torch_library(l)),
         (r.toolchain.nvcc.major, r.toolchain.nvcc.minor),
         (r.config.tool.cuda_deps == CudaDeps::Extra)
-            .then(|| (r.name.display.as_str(), r.config.tool.cuda_extra.as_str())),
+            .then_some((r.name.display.as_str(), r.config.tool.cuda_extra.as_str())),
     )
 }
 

@@ -155,7 +155,7 @@ pub fn core_metadata_with(
                 reqs.iter().for_each(|r| {
                     let _ = writeln!(out, "Requires-Dist: {r}; extra == \"{extra}\"");
                 });
-                if !extras.iter().any(|e| *e == extra) {
+                if !extras.contains(&extra) {
                     extras.push(extra);
                 }
             }
