@@ -16,7 +16,7 @@
 prepare_jax() {
   local out=$GPU/jax work=$ROOT/.cache/gpu-jax
   mkdir -p "$out"; rm -rf "$work"; mkdir -p "$work"
-  PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$work" examples/jax_ffi
+  PIP_FIND_LINKS="$ROOT/wheelhouse" "$PY" -m pip wheel -q --no-deps -w "$work" --config-settings archs=90 examples/jax_ffi
   local whl; whl=$(ls "$work"/jax_ffi_example_cuda13x-*.whl)
   # Only the shared library travels (the wheel is per-CPython; the harness needs the .so).
   "$PY" - "$whl" "$out" <<'PYEOF'
