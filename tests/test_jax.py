@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Wheel, clean_env, copy_example, readelf_dynamic, run
+from conftest import Wheel, clean_env, copy_example, make_venv, readelf_dynamic, run
 from test_torch import new_venv, uv, uv_env
 
 # What the venv that builds without isolation holds: jax from PyPI (CPU), nanobind, and the
@@ -30,6 +30,14 @@ FFI_H = "jaxlib/include/xla/ffi/api/ffi.h"
 @pytest.fixture(scope="session")
 def jax_python(tmp_path_factory, wheelhouse) -> Path:
     return new_venv(tmp_path_factory.mktemp("jax-venv") / "v", wheelhouse, "cudawheel", *JAX_REQS)
+
+
+@pytest.fixture(scope="session")
+def new_pip(tmp_path_factory) -> Path:
+    """A venv with a current pip (>= 23.3 compares extras normalized, PEP 685)."""
+    py = make_venv(tmp_path_factory.mktemp("pip-venv") / "v")
+    run([py, "-m", "pip", "install", "-q", "-U", "pip>=24"], env=clean_env())
+    return py
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +96,7 @@ def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> 
         assert dyn["RPATH"] == [rpath] and dyn["RUNPATH"] == [], (so, dyn)
     helper = wheel.read("jax_ffi_example/_cuda_libs.py").decode()
     assert '"jax_ffi_cuda": "lib/libjax_ffi_cuda.so"' in helper, helper
-    assert "cuda_pip" in helper
+    assert 'CUDA_EXTRA = ("jax-ffi-example-cuda13x", "cuda-pip")' in helper, helper
     # The XLA FFI headers came from jax.ffi.include_dir() of the jax that built it: the
     # depfiles name them through the build's link to that sys.path entry (`env/siteN`).
     return {target: ffi_header_site(project, target, source)
@@ -173,30 +181,38 @@ def test_without_the_extra_the_import_says_which_extra(isolated, wheelhouse, tmp
     code = "try:\n    import jax_ffi_example\nexcept ImportError as e:\n    print('error:', e)"
     out = run([py, "-c", code], cwd=tmp_path, env=clean_env(LD_LIBRARY_PATH="")).stdout
     assert out.startswith("error: jax_ffi_example: cannot load the CUDA library libcudart.so.13"), out
-    assert "pip install 'jax-ffi-example-cuda13x[cuda_pip]' (it brings nvidia-cuda-runtime)" in out, out
+    assert "pip install 'jax-ffi-example-cuda13x[cuda-pip]' (it brings nvidia-cuda-runtime)" in out, out
     assert "or put a system CUDA 13's libraries on the loader path" in out, out
     # Control: the same venv with the runtime wheel the extra names imports.
     run([uv(), "pip", "install", "-q", "-p", py, "nvidia-cuda-runtime>=13,<14"], env=uv_env(wheelhouse))
     run([py, "-c", "import jax_ffi_example"], cwd=tmp_path, env=clean_env(LD_LIBRARY_PATH=""))
 
 
-def test_resolves_next_to_jax_cuda13(isolated, tmp_path):
+def test_resolves_next_to_jax_cuda13(isolated, new_pip, tmp_path):
     """`pip install --dry-run` of the wheel [cuda_pip] beside `jax[cuda13]`: one resolution,
     with one version of each nvidia-* wheel (the runtime the extension links is the plugin's)."""
     wheel, _, _ = isolated
     report = tmp_path / "report.json"
-    run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report,
+    resolved = run([new_pip, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report,
          f"{wheel.path}[cuda_pip]", "jax[cuda13]"], env=clean_env(), timeout=1200)
     installs = json.loads(report.read_text())["install"]
+    # `[cuda_pip]` matched the wheel's normalized `cuda-pip` extra (PEP 685): it was requested.
+    ours = next(i for i in installs if i["metadata"]["name"].lower().startswith("jax-ffi-example"))
+    assert ours.get("requested_extras") == ["cuda-pip"], ours.get("requested_extras")
+    assert "does not provide the extra" not in resolved.stderr, resolved.stderr
     names = [re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower() for i in installs]
     nvidia = sorted(n for n in names if n.startswith("nvidia-"))
     assert "nvidia-cuda-runtime" in nvidia and "jax-cuda13-plugin" in names, names
     assert len(nvidia) == len(set(nvidia)), nvidia
     versions = {re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower(): i["metadata"]["version"] for i in installs}
-    ours = next(i for i in installs if i["metadata"]["name"].lower().startswith("jax-ffi-example"))
     runtime_req = next(r for r in ours["metadata"]["requires_dist"] if r.startswith("nvidia-cuda-runtime"))
     floor = re.search(r">=([\d.]+)", runtime_req).group(1)
     assert tuple(map(int, versions["nvidia-cuda-runtime"].split(".")[:2])) >= tuple(map(int, floor.split(".")[:2]))
+    # Control: a runtime below the wheel's floor beside it does not resolve (the floor is real).
+    below = f"nvidia-cuda-runtime<{floor}"
+    proc = run([new_pip, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                f"{wheel.path}[cuda_pip]", below], env=clean_env(), timeout=1200, check=False)
+    assert proc.returncode != 0 and "ResolutionImpossible" in proc.stderr + proc.stdout, proc.stderr
 
 
 def test_doctor_reports_jax_and_its_ffi_headers(jax_python, jaxlib_version, tmp_path):
