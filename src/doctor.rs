@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::bindings;
 use crate::config::PythonInfo;
-use crate::config::{Config, ConfigError, Cudart, Overrides, ToolConfig};
+use crate::config::{Bindings, Config, ConfigError, Cudart, Overrides, ToolConfig};
 use crate::libraries;
 use crate::libraries::catalog::CATALOG;
 use crate::pep517::{self, Request};
@@ -176,7 +176,19 @@ fn nvcc_section(
 
 /// Binding libraries the project asks for.
 fn bindings_section(w: &mut String, c: &Config, python: &PythonInfo) {
-    for kind in bindings::used(&c.tool) {
+    // A JAX extension is a nanobind module: nanobind is reported, and jax below.
+    let mut kinds: Vec<Bindings> = bindings::used(&c.tool)
+        .into_iter()
+        .map(|k| {
+            if k == Bindings::Jax {
+                Bindings::Nanobind
+            } else {
+                k
+            }
+        })
+        .collect();
+    kinds.dedup();
+    for kind in kinds {
         match bindings::locate(kind, &python.sys_path) {
             Ok(found) => {
                 let _ = writeln!(
@@ -193,6 +205,27 @@ fn bindings_section(w: &mut String, c: &Config, python: &PythonInfo) {
             }
         }
     }
+    if bindings::jax::wanted(&c.tool) {
+        jax_report(w, python);
+    }
+}
+
+/// `bindings = "jax"`: the jax found, its XLA FFI headers and the requirement a wheel gets.
+fn jax_report(w: &mut String, python: &PythonInfo) {
+    let _ = match bindings::jax::probe(python) {
+        Ok(info) => writeln!(
+            w,
+            "Bindings jax: jax {} (jaxlib {}), XLA FFI headers in {}{}; a wheel requires {}",
+            info.version,
+            info.jaxlib,
+            info.include_dir.display(),
+            info.ffi_api
+                .map(|(a, b)| format!(" (XLA FFI API {a}.{b})"))
+                .unwrap_or_default(),
+            info.requirement()
+        ),
+        Err(e) => writeln!(w, "Bindings jax: not usable ({e})"),
+    };
 }
 
 /// Catalogue libraries, for the major a build would use.

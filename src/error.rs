@@ -23,6 +23,8 @@ pub enum Error {
     #[error(transparent)]
     Toolchain(#[from] ToolchainError),
     #[error(transparent)]
+    Jax(#[from] crate::bindings::jax::JaxError),
+    #[error(transparent)]
     Library(#[from] crate::libraries::LibraryError),
     #[error(transparent)]
     Compile(#[from] CompileError),
@@ -56,6 +58,7 @@ impl Hint for Error {
             Error::Config(e) => e.hints(),
             Error::Plan(e) => e.hints(),
             Error::Toolchain(e) => e.hints(),
+            Error::Jax(e) => e.hints(),
             Error::Library(e) => e.hints(),
             Error::Compile(e) => e.hints(),
             Error::Elf(e) => e.hints(),

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use crate::audit;
 use crate::bindings::torch;
 use crate::build::{self, graph, incremental::BuildLock, schedule};
-use crate::config::Config;
+use crate::config::{Config, CudaDeps};
 use crate::error::Error;
 use crate::package::archive::{self, Files};
 use crate::package::wheel::{self as wheel_files, WheelFile};
-use crate::package::{self, sdist, variants};
+use crate::package::{self, metadata, sdist, variants};
 use crate::plan::BuildPlan;
 use crate::toolchain::{self, ToolchainError};
 use crate::ui;
@@ -188,6 +188,8 @@ fn build_checked(
 
 /// `<package>/_cuda_libs.py` per package holding built targets.
 fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
+    // The extra as METADATA has it (`cuda-pip`): every pip matches that spelling.
+    let extra = metadata::normalize_extra(&r.config.tool.cuda_extra);
     wheel_files::import_helpers(
         &r.plan.targets,
         &built.checked.reports,
@@ -195,6 +197,8 @@ fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
         // torch's own libraries come with `import torch`, not from this table.
         r.libs.values().filter(|l| !torch::is_torch_library(l)),
         (r.toolchain.nvcc.major, r.toolchain.nvcc.minor),
+        (r.config.tool.cuda_deps == CudaDeps::Extra)
+            .then_some((r.name.display.as_str(), extra.as_str())),
     )
 }
 

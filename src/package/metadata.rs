@@ -127,9 +127,25 @@ pub fn core_metadata(
     project: &Project,
     name: &DistName,
     cuda: &CudaRequires,
-    mode: CudaDeps,
+    mode: (CudaDeps, &str),
 ) -> String {
     core_metadata_with(project, name, &[], cuda, mode)
+}
+
+/// An extra's name as METADATA writes it (PEP 685): lower case, runs of `-_.` as one `-`
+/// (`cuda_pip` -> `cuda-pip`; pip matches `pkg[cuda_pip]` to it).
+pub fn normalize_extra(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_ascii_lowercase().chars() {
+        if "-_.".contains(c) {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// METADATA with `required` (derived requirements that `cuda-deps` never moves or drops, such
@@ -139,7 +155,7 @@ pub fn core_metadata_with(
     name: &DistName,
     required: &[String],
     cuda: &CudaRequires,
-    mode: CudaDeps,
+    (mode, extra): (CudaDeps, &str),
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Metadata-Version: 2.4");
@@ -199,11 +215,12 @@ pub fn core_metadata_with(
                 }
             }
             CudaDeps::Extra => {
+                let extra = normalize_extra(extra);
                 reqs.iter().for_each(|r| {
-                    let _ = writeln!(out, "Requires-Dist: {r}; extra == \"cuda\"");
+                    let _ = writeln!(out, "Requires-Dist: {r}; extra == \"{extra}\"");
                 });
-                if !extras.iter().any(|e| e == "cuda") {
-                    extras.push("cuda".into());
+                if !extras.contains(&extra) {
+                    extras.push(extra);
                 }
             }
             CudaDeps::None => {}
@@ -347,7 +364,7 @@ test = ["pytest>=8"]
         let name = DistName::new(&config.project, "-cu13");
         assert_eq!(name.file_stem(), "demo_pkg_cu13");
         let cuda = CudaRequires::Known(vec!["nvidia-cuda-runtime>=13.5,<14".into()]);
-        let text = core_metadata(&config.project, &name, &cuda, CudaDeps::Required);
+        let text = core_metadata(&config.project, &name, &cuda, (CudaDeps::Required, "cuda"));
         assert_eq!(
             text,
             "Metadata-Version: 2.4
@@ -382,10 +399,24 @@ Text.
             &config.project,
             &name,
             &CudaRequires::Dynamic,
-            CudaDeps::Required,
+            (CudaDeps::Required, "cuda"),
         );
         assert!(
             sdist.contains("Dynamic: Requires-Dist\n") && !sdist.contains("nvidia-cuda-runtime")
         );
+        // `cuda-deps = "extra"` with `cuda-extra = "cuda_pip"`: under that extra, normalized.
+        let text = core_metadata(&config.project, &name, &cuda, (CudaDeps::Extra, "cuda_pip"));
+        assert!(
+            text.contains("Requires-Dist: nvidia-cuda-runtime>=13.5,<14; extra == \"cuda-pip\"\n")
+                && text.contains("Provides-Extra: test\nProvides-Extra: cuda-pip\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn extras_are_written_normalized() {
+        assert_eq!(normalize_extra("cuda_pip"), "cuda-pip");
+        assert_eq!(normalize_extra("Cuda__Pip.x"), "cuda-pip-x");
+        assert_eq!(normalize_extra("cuda"), "cuda");
     }
 }

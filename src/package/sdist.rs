@@ -27,7 +27,7 @@ pub fn contents(
         &config.project,
         name,
         &CudaRequires::Dynamic,
-        config.tool.cuda_deps,
+        (config.tool.cuda_deps, &config.tool.cuda_extra),
     );
     files.add_bytes("PKG-INFO", meta, false);
 

@@ -13,7 +13,7 @@ use crate::config::{Bindings, CudaDeps, Project};
 use crate::inspect::fatbin::GpuCode;
 use crate::inspect::site::portable;
 use crate::libraries::FoundLibrary;
-use crate::plan::TargetPlan;
+use crate::plan::{TargetKind, TargetPlan};
 
 /// The distribution a build makes: what its `.dist-info` says.
 pub struct DistInfo<'a> {
@@ -21,11 +21,14 @@ pub struct DistInfo<'a> {
     /// The project root (license files are relative to it).
     pub root: &'a Path,
     pub name: &'a DistName,
-    /// `torch>=X.Y,<X.(Y+1)` of torch extensions (never moved by `cuda-deps`).
-    pub framework_requires: &'a [String],
+    /// `torch>=X.Y,<X.(Y+1)` of torch extensions, `jax>=X.Y.Z` of JAX extensions (never moved
+    /// by `cuda-deps`).
+    pub framework_requires: Vec<String>,
     /// The NVIDIA wheels of every shared library the targets link.
     pub cuda_requires: &'a [String],
     pub cuda_deps: CudaDeps,
+    /// `cuda-extra`: the extra `cuda-deps = "extra"` uses.
+    pub cuda_extra: &'a str,
 }
 
 impl DistInfo<'_> {
@@ -42,9 +45,9 @@ impl DistInfo<'_> {
         metadata::core_metadata_with(
             self.project,
             self.name,
-            self.framework_requires,
+            &self.framework_requires,
             &CudaRequires::Known(self.cuda_requires.to_vec()),
-            self.cuda_deps,
+            (self.cuda_deps, self.cuda_extra),
         )
     }
 
@@ -191,13 +194,15 @@ pub fn add_package(
 /// `<package>/_cuda_libs.py` for every package holding built targets (`_<module>_cuda_libs.py`
 /// for a top-level module, `helper_path`): the NVIDIA libraries its
 /// ELFs need (from `libs`, the non-framework libraries found), with their wheel folders and
-/// requirements, and the GPU code each ELF carries. `cuda`: the toolkit's (major, minor).
+/// requirements, and the GPU code each ELF carries. `cuda`: the toolkit's (major, minor);
+/// `extra`: (distribution, extra) when the NVIDIA wheels are an extra (`cuda-deps = "extra"`).
 pub fn import_helpers<'a>(
     targets: &[TargetPlan],
     reports: &[ElfReport],
     gpu_code: &[GpuCode],
     libs: impl Iterator<Item = &'a FoundLibrary> + Clone,
     cuda: (u32, u32),
+    extra: Option<(&str, &str)>,
 ) -> Vec<(String, String)> {
     type Gpu = Vec<(String, GpuCode)>;
     // Keyed by the helper's path in the wheel.
@@ -238,6 +243,9 @@ pub fn import_helpers<'a>(
             // The runtime first: the other libraries may need it.
             libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
             let text = import_helper::render(&libs, cuda, torch_packages.contains(&helper), &gpus);
+            let package = helper.rsplit_once('/').map_or("", |(p, _)| p);
+            let shared = shared_libraries_in(targets, package);
+            let text = import_helper::with_loads(&text, &shared, extra);
             (helper, text)
         })
         .collect()
@@ -261,4 +269,17 @@ pub fn helper_path(wheel_path: &str) -> String {
 fn is_helper(rel: &str) -> bool {
     rel.ends_with("/_cuda_libs.py")
         || (!rel.contains('/') && rel.starts_with('_') && rel.ends_with("_cuda_libs.py"))
+}
+
+/// The shared-library targets shipped below `package/`: (name, path below the package folder),
+/// for `_cuda_libs.load(name)`.
+fn shared_libraries_in(targets: &[TargetPlan], package: &str) -> Vec<(String, String)> {
+    targets
+        .iter()
+        .filter(|t| matches!(t.kind, TargetKind::SharedLibrary { .. }))
+        .filter_map(|t| {
+            let rel = t.wheel_path.strip_prefix(package)?.strip_prefix('/')?;
+            Some((t.module.clone(), rel.to_string()))
+        })
+        .collect()
 }

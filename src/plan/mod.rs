@@ -64,7 +64,7 @@ impl Hint for PlanError {
             PlanError::UnknownLinkWith { .. } => {
                 vec!["declare the library as `[[tool.cudawheel.shared-library]]` with `name`, `sources` and `destination`".into()]
             }
-            PlanError::BindingsLimitedApi { bindings: "nanobind", .. } => vec![
+            PlanError::BindingsLimitedApi { bindings: "nanobind" | "jax", .. } => vec![
                 "set `py-limited-api = \"cp312\"` (nanobind's stable ABI floor), or drop `py-limited-api` for one wheel per Python version".into(),
             ],
             PlanError::BindingsLimitedApi { .. } => vec![
@@ -444,6 +444,12 @@ fn check_limited_api(
             bindings: "nanobind",
             minor,
             why: "nanobind builds for the stable ABI only from Python 3.12 (cp312)".into(),
+        }),
+        (Bindings::Jax, Some(minor)) if minor < 12 => Err(PlanError::BindingsLimitedApi {
+            key: t.key.clone(),
+            bindings: "jax",
+            minor,
+            why: "a JAX extension is a nanobind module, and nanobind builds for the stable ABI only from Python 3.12 (cp312)".into(),
         }),
         _ => Ok(()),
     }
