@@ -34,11 +34,12 @@ _compress_time() {
 import statistics, subprocess, sys
 module, call = sys.argv[1], sys.argv[2]
 code = (f"import time, {module}\nt0 = time.perf_counter(); r = {call}; t1 = time.perf_counter(); {call}; "
-        f"t2 = time.perf_counter()\nprint(repr(r), (t1 - t0) * 1e3, (t2 - t1) * 1e3)")
+        f"t2 = time.perf_counter()\nprint((t1 - t0) * 1e3, (t2 - t1) * 1e3, repr(r))")
 rows = []
 for _ in range(5):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    rows.append((out[0], float(out[1]), float(out[2])))
+    # The result's repr may hold spaces (`[3.0, 5.0]`): it comes last.
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(maxsplit=2)
+    rows.append((out[2].strip(), float(out[0]), float(out[1])))
 print(f"result {rows[0][0]}: first call {statistics.median(r[1] for r in rows):.1f} ms, "
       f"second call {statistics.median(r[2] for r in rows):.2f} ms (medians of 5 processes)")
 PYEOF
