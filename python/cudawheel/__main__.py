@@ -1,7 +1,8 @@
 """`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
 `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
 `python -m cudawheel audit [--json] WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
-`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`
+`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`,
+`python -m cudawheel check [PACKAGE | WHEEL]`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
@@ -17,6 +18,9 @@ for it and its own build-dir; with `variant` set it also writes OUT/<name>-<vers
 which `variants-json DIR` (re)writes from the variant wheels in DIR.
 size prints each wheel's bytes and GPU code, each project's total, and what one library wheel
 holding the GPU code once would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
+check prints, for an installed package (its generated `_cuda_libs.py`, read without importing
+the package) or a wheel (the same file inside it), whether the NVIDIA driver and each visible GPU
+can run it: the verdicts its import would reach; exit status 1 on a mismatch.
 """
 
 from __future__ import annotations
@@ -84,6 +88,74 @@ def _doctor(project, settings) -> int:
     print(json.loads(_core.hook("doctor", os.path.abspath(project), None, None,
                                 _settings(settings), json.dumps(_python_info()))))
     return 0
+
+
+def _helper_module(package, text, origin):
+    """The generated helper `text` as a module of its own: the package is not imported (its
+    import runs the check, which may fail). torch's import, there to load torch's libraries,
+    is left out: the check needs none."""
+    import types
+
+    module = types.ModuleType(f"{package}._cuda_libs")
+    module.__package__ = package
+    module.__file__ = origin
+    text = text.replace("\nimport torch  # noqa: F401\n", "\n")
+    exec(compile(text, origin, "exec"), module.__dict__)
+    return module
+
+
+def _helpers(what):
+    """[(package, helper module)] of an installed package or a wheel."""
+    import importlib.util
+    import zipfile
+
+    if what.endswith(".whl"):
+        with zipfile.ZipFile(what) as z:
+            names = sorted(n for n in z.namelist() if n.count("/") == 1 and n.endswith("/_cuda_libs.py"))
+            return [(n.split("/")[0], _helper_module(n.split("/")[0], z.read(n).decode(), f"{what}/{n}"))
+                    for n in names]
+    package = what.split(".")[0]
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        raise LookupError(f"no package {package!r} on sys.path")
+    for folder in spec.submodule_search_locations or []:
+        path = os.path.join(folder, "_cuda_libs.py")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return [(package, _helper_module(package, f.read(), path))]
+    return []
+
+
+def _check(what) -> int:
+    """Prints the driver and GPU verdicts of a package or wheel; 1 on a mismatch."""
+    try:
+        helpers = _helpers(what)
+    except (LookupError, OSError) as err:
+        sys.stderr.write(f"check: {err}\n")
+        return 2
+    if not helpers:
+        sys.stderr.write(f"check: {what} holds no cudawheel helper (_cuda_libs.py): nothing to check\n")
+        return 2
+    bad = False
+    for package, m in helpers:
+        major, minor = m.CUDA_VERSION
+        print(f"{package}: built with CUDA {major}.{minor}")
+        for reason, (fmaj, fmin) in m.DRIVER_FLOORS:
+            print(f"  needs a driver for CUDA {fmaj}.{fmin}+: {reason}")
+        print(f"  driver: {m.driver_status()}")
+        problem = m.driver_problem()
+        if problem:
+            bad = True
+            print(f"  FAIL {problem}")
+            continue
+        verdicts = m.gpu_verdicts()
+        if m.driver_version() is not None and not verdicts:
+            print("  GPUs: none visible through NVML (nothing checked)")
+        for v in verdicts:
+            fail = v.verdict in ("no-code", "ptx-driver-too-old")
+            bad = bad or fail
+            print(f"  GPU {v.index} ({v.name}, {v.sm}): {v.verdict}" + (f": {v.message.splitlines()[0]}" if v.message else ""))
+    return 1 if bad else 0
 
 
 def _print_written(call) -> int:
@@ -169,7 +241,7 @@ def _for_pythons(out_dir, pythons, majors, settings) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size"])
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size", "check"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
     parser.add_argument("--json", action="store_true", help="audit, size: print the result as JSON")
@@ -198,6 +270,10 @@ def main(argv=None) -> int:
         if len(args.paths) != 1:
             parser.error("size: name one folder of wheels")
         return _size(args.paths[0], args.json)
+    if args.command == "check":
+        if len(args.paths) != 1:
+            parser.error("check: name one installed package or one wheel")
+        return _check(args.paths[0])
     if args.command == "audit":
         if not args.paths:
             parser.error("audit: name at least one wheel")
