@@ -402,6 +402,9 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             }
         }
     }
+    if let Some(torch) = &tool.torch_archs {
+        torch_arch_list(w, &mut lists, tool, torch);
+    }
     let mut probed = nvcc.cloned();
     let supported = probed
         .as_mut()
@@ -448,6 +451,45 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             floor.1,
             promised.0,
             promised.1
+        );
+    }
+}
+
+/// `TORCH_CUDA_ARCH_LIST`: the torch extensions without archs of their own take it (a list
+/// each); the other targets ignore it, which is said.
+fn torch_arch_list(
+    w: &mut String,
+    lists: &mut Vec<(String, Option<arch::ArchList>)>,
+    tool: &ToolConfig,
+    torch: &crate::config::Sourced<Vec<String>>,
+) {
+    let raw = torch.value.join(" ");
+    let mut ignored = Vec::new();
+    for t in tool.shared_libraries.iter().chain(&tool.extensions) {
+        let is_torch = !tool.shared_libraries.contains(t)
+            && t.bindings.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch;
+        if !is_torch {
+            ignored.push(t.name.as_str());
+            continue;
+        }
+        if t.archs.is_some() {
+            continue;
+        }
+        if let Ok(l) = arch::parse_items(&torch.value, "tool.cudawheel.archs", &torch.origin) {
+            lists.push((
+                format!(
+                    "  {} (bindings = \"torch\") takes them from {}: {raw:?}",
+                    t.name, torch.origin
+                ),
+                Some(l),
+            ));
+        }
+    }
+    if !ignored.is_empty() {
+        let _ = writeln!(
+            w,
+            "TORCH_CUDA_ARCH_LIST={raw:?} is ignored for {}: PyTorch's variable applies to `bindings = \"torch\"` extensions only (set CUDAARCHS or `archs` for the others)",
+            ignored.join(", ")
         );
     }
 }

@@ -5,6 +5,7 @@
 //! Touches the filesystem read-only (globs) and spawns nothing.
 
 pub mod arch;
+pub mod driver_floors;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -163,6 +164,9 @@ pub struct BuildPlan {
     pub jobs: usize,
     /// `Py_LIMITED_API` value when building for the stable ABI.
     pub limited_api: Option<u32>,
+    /// Sources the build writes into `build_dir` before compiling (path, text), such as the
+    /// import check's (`bindings::import_check`).
+    pub generated: Vec<(PathBuf, String)>,
 }
 
 const HEADER_EXTS: &[&str] = &["h", "hh", "hpp", "hxx", "cuh", "inl", "inc", "tcc"];
@@ -255,6 +259,7 @@ impl BuildPlan {
             root: root.clone(),
             jobs,
             limited_api: tool.py_limited_api,
+            generated: Vec::new(),
         })
     }
 }
@@ -338,12 +343,32 @@ fn plan_target(
         optional: t.optional,
         bindings,
         wheel_path,
-        archs: t
-            .archs
-            .as_ref()
-            .map(|a| arch::parse_items(a, &format!("{}.archs", t.key), &Origin::Pyproject))
-            .transpose()?,
+        archs: target_archs(t, bindings, tool)?,
     })
+}
+
+/// A target's own `archs`; for a torch extension without one, PyTorch's
+/// `TORCH_CUDA_ARCH_LIST` when nothing above it set the top-level list (`torch_archs`).
+fn target_archs(
+    t: &TargetConfig,
+    bindings: Bindings,
+    tool: &config::ToolConfig,
+) -> Result<Option<ArchList>, PlanError> {
+    if let Some(a) = &t.archs {
+        return Ok(Some(arch::parse_items(
+            a,
+            &format!("{}.archs", t.key),
+            &Origin::Pyproject,
+        )?));
+    }
+    match (&tool.torch_archs, bindings) {
+        (Some(s), Bindings::Torch) => Ok(Some(arch::parse_items(
+            &s.value,
+            "tool.cudawheel.archs",
+            &s.origin,
+        )?)),
+        _ => Ok(None),
+    }
 }
 
 /// An extension's module path (`pkg/_core<EXT_SUFFIX>`), or a shared library's
