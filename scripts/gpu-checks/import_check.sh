@@ -18,14 +18,18 @@
 
 _import_check_init() {
   # $1: package folder. The package imports its extension directly: no _cuda_libs call.
-  printf '"""%s: imports its extension directly."""\n\nfrom ._core import saxpy\n' "$(basename "$1")" >"$1/__init__.py"
+  printf '"""%s: imports its extension directly."""\n\nfrom ._core import saxpy, device_count, runtime_version, driver_version\n' \
+    "$(basename "$1")" >"$1/__init__.py"
 }
 
 prepare_import_check() {
   local cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}
   local out=$GPU/import_check cu13 V=$cache/gpu-import-check-venv py312
   cu13=$(bash scripts/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
-  py312=$(command -v python3.12)
+  # The GPU machine's python3 is 3.12: the pybind11/nanobind wheels are built for it.
+  py312=$(python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null \
+    || ls "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python3.12 2>/dev/null | head -n1 \
+    || uv python find 3.12)
   [[ -x $V/bin/python ]] || "$py312" -m venv "$V"
   "$V/bin/pip" install -q --force-reinstall --no-deps "$ROOT"/wheelhouse/cudawheel-*.whl
   "$V/bin/pip" install -q "pybind11>=2.12" "nanobind>=2.0"
