@@ -140,4 +140,55 @@ mod tests {
         assert!(text.contains("PyModule_Create(&cudawheel_empty_module)"));
         assert!(!text.contains("@"), "every placeholder filled: {text}");
     }
+
+    #[test]
+    fn every_extension_in_a_package_gets_the_rename_and_the_shim() {
+        use crate::config::{Config, Overrides, PythonInfo};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for pkg in ["t", "p"] {
+            std::fs::create_dir_all(root.join(pkg)).unwrap();
+        }
+        std::fs::write(root.join("k.cu"), "").unwrap();
+        std::fs::write(root.join("m.c"), "").unwrap();
+        let text = "[project]\nname = \"demo\"\nversion = \"1\"\n\
+            [[tool.cudawheel.extension]]\nname = \"t._C\"\nsources = [\"k.cu\"]\nbindings = \"torch\"\n\
+            [[tool.cudawheel.extension]]\nname = \"p._core\"\nsources = [\"k.cu\", \"m.c\"]\n\
+            [[tool.cudawheel.extension]]\nname = \"top\"\nsources = [\"m.c\"]\n";
+        let config = Config::from_text(root, text.into(), &Overrides::default()).unwrap();
+        let python = PythonInfo {
+            version: (3, 11),
+            implementation: "cpython".into(),
+            python_tag: "cp311".into(),
+            abi_tag: "cp311".into(),
+            ext_suffix: ".so".into(),
+            include_dir: root.to_path_buf(),
+            sys_path: Vec::new(),
+            machine: "x86_64".into(),
+            executable: None,
+        };
+        let mut plan = BuildPlan::new(&config, &python).unwrap();
+        apply(&mut plan);
+        let target = |m: &str| plan.targets.iter().find(|t| t.module == m).unwrap();
+        // The torch module (its init may be TORCH_LIBRARY's alone): renamed, C++ shim.
+        let t = target("t._C");
+        assert!(t
+            .defines
+            .contains(&"PyInit__C=cudawheel_project_PyInit__C".to_string()));
+        let shim = t.sources.last().unwrap();
+        assert_eq!(
+            (shim.lang, shim.rel.to_str()),
+            (Lang::Cxx, Some("_cudawheel/t._C.cpp"))
+        );
+        // A C API module: a C shim.
+        let p = target("p._core");
+        assert_eq!(p.sources.last().unwrap().lang, Lang::C);
+        // A top-level module has no package helper: left alone.
+        let top = target("top");
+        assert!(top.defines.is_empty() && top.sources.len() == 1);
+        assert_eq!(plan.generated.len(), 2);
+        assert!(plan.generated[0]
+            .1
+            .contains("PyImport_ImportModule(\"t._cuda_libs\")"));
+    }
 }

@@ -117,7 +117,7 @@ mod tests {
             assert!(f[1].reason.contains("550.54.14"));
             let w = warning(12, &f).expect("a cu12 wheel above 12.0 warns");
             assert!(
-                w.contains("CUDA 12.4") && w.contains("--compress-mode=speed"),
+                w.contains("CUDA 12.4") && w.contains("compress = \"speed\""),
                 "{w}"
             );
         }

@@ -598,4 +598,61 @@ mod tests {
         let out = packages(Some(&listed), src, &src.join("out"), &[]).unwrap();
         assert_eq!(out, [PathBuf::from("tests"), PathBuf::from("pkg/sub")]);
     }
+
+    use crate::config::Overrides;
+
+    /// A project with a torch extension and a plain one, planned under `env`.
+    fn plan(env: &[(&str, &str)]) -> BuildPlan {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for pkg in ["t", "p"] {
+            std::fs::create_dir_all(root.join(pkg)).unwrap();
+        }
+        std::fs::write(root.join("k.cu"), "").unwrap();
+        let text = "[project]\nname = \"demo\"\nversion = \"1\"\n[tool.cudawheel]\narchs = [\"80\"]\n\
+            [[tool.cudawheel.extension]]\nname = \"t._C\"\nsources = [\"k.cu\"]\nbindings = \"torch\"\n\
+            [[tool.cudawheel.extension]]\nname = \"p._core\"\nsources = [\"k.cu\"]\n";
+        let overrides = Overrides {
+            settings: Default::default(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let config = Config::from_text(root, text.into(), &overrides).unwrap();
+        let python = PythonInfo {
+            version: (3, 11),
+            implementation: "cpython".into(),
+            python_tag: "cp311".into(),
+            abi_tag: "cp311".into(),
+            ext_suffix: ".so".into(),
+            include_dir: root.to_path_buf(),
+            sys_path: Vec::new(),
+            machine: "x86_64".into(),
+            executable: None,
+        };
+        BuildPlan::new(&config, &python).unwrap()
+    }
+
+    fn archs(plan: &BuildPlan, module: &str) -> Vec<arch::ArchSpec> {
+        let t = plan.targets.iter().find(|t| t.module == module).unwrap();
+        t.archs(plan).map(|l| l.specs.clone()).unwrap_or_default()
+    }
+
+    fn specs(text: &str) -> Vec<arch::ArchSpec> {
+        arch::parse_list(text, "k", &Origin::Pyproject).unwrap()
+    }
+
+    #[test]
+    fn torch_arch_list_reaches_torch_targets_only() {
+        let p = plan(&[("TORCH_CUDA_ARCH_LIST", "9.0a")]);
+        assert_eq!(archs(&p, "t._C"), specs("9.0a"));
+        assert_eq!(archs(&p, "p._core"), specs("80"));
+        // A place above it (CMake's variable) sets both.
+        let p = plan(&[("TORCH_CUDA_ARCH_LIST", "9.0a"), ("CUDAARCHS", "86")]);
+        assert_eq!(archs(&p, "t._C"), specs("86"));
+        assert_eq!(archs(&p, "p._core"), specs("86"));
+        // Control: without it the torch target has the top-level list too.
+        assert_eq!(archs(&plan(&[]), "t._C"), specs("80"));
+    }
 }
