@@ -157,10 +157,17 @@ def test_skip_at_run_time_and_at_build_time(built, toolkit_python):
     # Control: the same wheel built without `check-gpu = false` fails on that GPU.
     assert py_import(toolkit_python, built, "capi")[0] == 1
     # check-gpu = false leaves the project's own init alone: no generated PyInit in the ELF.
-    wheel = Wheel(built[0]["off"][0])
-    so = next(n for n in wheel.names if n.endswith(".so"))
-    syms = run(["nm", "-D", "--defined-only", wheel.extract(so, built[0]["off"][1].parent / "x")]).stdout
-    assert "cudawheel_project_PyInit" not in syms and " PyInit__core" in syms
+    def symbols(kind, *flags):
+        wheel = Wheel(built[0][kind][0])
+        so = next(n for n in wheel.names if n.endswith(".so"))
+        return run(["nm", *flags, wheel.extract(so, built[0][kind][1].parent / f"x-{kind}")]).stdout
+    assert "cudawheel_project_PyInit" not in symbols("off") and " T PyInit__core" in symbols("off", "-D")
+    # With the check the project's init is renamed and hidden: PyInit__core is still the only
+    # init exported (the generated one), for the C API and pybind11 (PYBIND11_EXPORT) alike.
+    for kind in ("capi", "pybind11"):
+        assert " t cudawheel_project_PyInit__core" in symbols(kind), kind
+        exported = symbols(kind, "-D", "--defined-only")
+        assert " T PyInit__core" in exported and "cudawheel_project" not in exported, exported
 
 
 def test_explicit_preload_then_import_checks_once(built, toolkit_python, tmp_path):
