@@ -182,12 +182,15 @@ def test_explicit_preload_then_import_checks_once(built, toolkit_python, tmp_pat
     assert log.read_text().splitlines() == ["cuDriverGetVersion"] * 2
 
 
-def test_the_wheel_records_its_driver_floors(built):
+def test_the_wheel_records_its_driver_floors(built, toolkit_python):
     wheel = Wheel(built[0]["capi"][0])
     scope: dict = {}
     exec(compile(wheel.read("saxpy/_cuda_libs.py").decode(), "_cuda_libs.py", "exec"), scope)
     [(reason, floor)] = scope["DRIVER_FLOORS"]
     assert floor == (13, 0) and "minor-version compatibility" in reason, scope["DRIVER_FLOORS"]
+    # audit prints them with the GPU code.
+    out = run([toolkit_python, "-m", "cudawheel", "audit", wheel.path]).stdout
+    assert f"  driver floor CUDA 13.0+ (saxpy): {reason}\n" in out, out
 
 
 def test_check_command_for_a_package_and_a_wheel(built, toolkit_python):

@@ -7,7 +7,8 @@
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
 rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag) and prints the
-GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries. doctor
+GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries and the driver floors the
+wheel recorded (`_cuda_libs.DRIVER_FLOORS`). doctor
 reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
 wheel built now would be named and declare; it works outside a project too.
 `wheel --python PY` (repeated; an interpreter path) builds the wheel for each of those Pythons
@@ -62,7 +63,10 @@ def _audit(wheels, as_json=False) -> int:
             failed += 1
             continue
         failed += bool(result)
-        report.append({"wheel": wheel, "ok": not result, "violations": result, "gpu_code": gpu})
+        floors = [{"package": package, "reason": reason, "cuda": list(cuda)}
+                  for package, m in _helpers(wheel) for reason, cuda in getattr(m, "DRIVER_FLOORS", [])]
+        report.append({"wheel": wheel, "ok": not result, "violations": result, "gpu_code": gpu,
+                       "driver_floors": floors})
         if as_json:
             continue
         print(f"{'FAIL' if result else 'OK  '} {wheel}")
@@ -70,6 +74,8 @@ def _audit(wheels, as_json=False) -> int:
             print(f"  {violation}")
         for path, code in gpu.items():
             print(_describe_gpu_code(path, code))
+        for f in floors:
+            print(f"  driver floor CUDA {f['cuda'][0]}.{f['cuda'][1]}+ ({f['package']}): {f['reason']}")
     if as_json:
         print(json.dumps(report, indent=2))
     return 1 if failed else 0
