@@ -311,6 +311,15 @@ fn wheel_section(w: &mut String, req: &Request<'_>, config_ok: bool, has_pyproje
                 for r in p.requires {
                     let _ = writeln!(w, "  Requires-Dist: {r}");
                 }
+                for f in &p.floors {
+                    let (a, b) = f.cuda;
+                    let _ = writeln!(w, "  needs a driver for CUDA {a}.{b}+: {}", f.reason);
+                }
+                let _ = if p.checked_at_import.is_empty() {
+                    writeln!(w, "  GPU check at import: none (check-gpu = false, or no extension in a package)")
+                } else {
+                    writeln!(w, "  GPU check at import: {} (CUDAWHEEL_SKIP_GPU_CHECK=1 skips it at run time)", p.checked_at_import.join(", "))
+                };
             }
             Err(e) => {
                 let _ = writeln!(w, "Wheel: a build now would fail:");

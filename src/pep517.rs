@@ -383,6 +383,10 @@ pub struct WheelPreview {
     pub file_prefix: String,
     /// `Requires-Dist` of the METADATA the build would write.
     pub requires: Vec<String>,
+    /// The driver floors the wheel would record (`plan::driver_floors`).
+    pub floors: Vec<driver_floors::Floor>,
+    /// The extensions that would run the GPU check at import (`check-gpu`).
+    pub checked_at_import: Vec<String>,
 }
 
 pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
@@ -402,6 +406,14 @@ pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
             r.config.project.version
         ),
         requires,
+        checked_at_import: r
+            .plan
+            .generated
+            .iter()
+            .filter_map(|(path, _)| path.file_stem())
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .collect(),
+        floors: r.floors,
     })
 }
 

@@ -226,4 +226,7 @@ def test_torch_arch_list_leaves_a_plain_project_alone(toolkit_python, cu13_home,
     # doctor says the variable is ignored here.
     out = run([toolkit_python, "-m", "cudawheel", "doctor", project],
               env=clean_env(TORCH_CUDA_ARCH_LIST="9.0a", CUDA_HOME=cu13_home)).stdout
-    assert "TORCH_CUDA_ARCH_LIST" in out and "ignored" in out, out
+    assert 'TORCH_CUDA_ARCH_LIST="9.0a" is ignored for saxpy._core' in out, out
+    # ...and what the wheel would record and run at import.
+    assert "  needs a driver for CUDA 13.0+: built with CUDA 13." in out, out
+    assert "  GPU check at import: saxpy._core (CUDAWHEEL_SKIP_GPU_CHECK=1 skips it at run time)" in out, out
