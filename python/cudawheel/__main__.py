@@ -96,14 +96,14 @@ def _doctor(project, settings) -> int:
     return 0
 
 
-def _helper_module(package, text, origin):
-    """The generated helper `text` as a module of its own: the package is not imported (its
-    import runs the check, which may fail). torch's import, there to load torch's libraries,
-    is left out: the check needs none."""
+def _helper_module(name, text, origin):
+    """The generated helper `text` (module `name`: `pkg._cuda_libs` or `_<module>_cuda_libs`) as
+    a module of its own: the package is not imported (its import runs the check, which may
+    fail). torch's import, there to load torch's libraries, is left out: the check needs none."""
     import types
 
-    module = types.ModuleType(f"{package}._cuda_libs")
-    module.__package__ = package
+    module = types.ModuleType(name)
+    module.__package__ = name.rpartition(".")[0]
     module.__file__ = origin
     text = text.replace("\nimport torch  # noqa: F401\n", "\n")
     exec(compile(text, origin, "exec"), module.__dict__)
@@ -111,24 +111,38 @@ def _helper_module(package, text, origin):
 
 
 def _helpers(what):
-    """[(package, helper module)] of an installed package or a wheel."""
+    """[(what its messages name, helper module)] of an installed package or top-level module,
+    or of every helper in a wheel."""
     import importlib.util
     import zipfile
 
     if what.endswith(".whl"):
+        out = []
         with zipfile.ZipFile(what) as z:
-            names = sorted(n for n in z.namelist() if n.count("/") == 1 and n.endswith("/_cuda_libs.py"))
-            return [(n.split("/")[0], _helper_module(n.split("/")[0], z.read(n).decode(), f"{what}/{n}"))
-                    for n in names]
-    package = what.split(".")[0]
-    spec = importlib.util.find_spec(package)
+            for n in sorted(z.namelist()):
+                if n.count("/") == 1 and n.endswith("/_cuda_libs.py"):
+                    name = n.split("/")[0] + "._cuda_libs"
+                elif "/" not in n and n.startswith("_") and n.endswith("_cuda_libs.py"):
+                    name = n[:-3]
+                else:
+                    continue
+                m = _helper_module(name, z.read(n).decode(), f"{what}/{n}")
+                out.append((m._OWNER if hasattr(m, "_OWNER") else name, m))
+        return out
+    top = what.split(".")[0]
+    spec = importlib.util.find_spec(top)
     if spec is None:
-        raise LookupError(f"no package {package!r} on sys.path")
-    for folder in spec.submodule_search_locations or []:
-        path = os.path.join(folder, "_cuda_libs.py")
+        raise LookupError(f"no package or module {top!r} on sys.path")
+    if spec.submodule_search_locations:
+        candidates = [(f"{top}._cuda_libs", os.path.join(d, "_cuda_libs.py")) for d in spec.submodule_search_locations]
+    else:
+        folder = os.path.dirname(spec.origin or "")
+        candidates = [(f"_{top}_cuda_libs", os.path.join(folder, f"_{top}_cuda_libs.py"))]
+    for name, path in candidates:
         if os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
-                return [(package, _helper_module(package, f.read(), path))]
+                m = _helper_module(name, f.read(), path)
+            return [(getattr(m, "_OWNER", top), m)]
     return []
 
 

@@ -1,6 +1,7 @@
-//! The GPU check at import (contract §9 "GPU check at import"): every extension module in a
-//! package runs its package's `_cuda_libs.preload()` (driver floors, then each visible GPU
-//! against the GPU code the package carries) before the project's own module init, so a wheel
+//! The GPU check at import (contract §9 "GPU check at import"): every extension module runs its
+//! import helper's `preload()` (`<package>._cuda_libs`, or `_<module>_cuda_libs` beside a
+//! top-level module: driver floors, then each visible GPU against the GPU code the package
+//! carries) before the project's own module init, so a wheel
 //! that cannot run here says so at `import`, with nothing in the package's Python code.
 //!
 //! How: every source of the extension is compiled with
@@ -8,7 +9,7 @@
 //! `##` pasting produces, so this renames the init of `PyMODINIT_FUNC PyInit_<name>`,
 //! `PYBIND11_MODULE(<name>, m)` and `NB_MODULE(<name>, m)` alike. One generated source per
 //! extension (written into build-dir, compiled and linked with the others) defines the real
-//! `PyInit_<name>`: it imports `<package>._cuda_libs`, calls `preload()` and returns what the
+//! `PyInit_<name>`: it imports the helper, calls `preload()` and returns what the
 //! renamed init returns (a module, or a `PyModuleDef` for multi-phase init: passed through
 //! untouched). A project without an init of its own (a torch `TORCH_LIBRARY`-only module) gets
 //! an empty module: the renamed init is a hidden weak reference, 0 when undefined, bound inside
@@ -22,11 +23,13 @@ use crate::plan::{BuildPlan, Lang, Source, TargetKind};
 /// What the project's own `PyInit_<name>` is renamed to.
 pub const RENAMED_PREFIX: &str = "cudawheel_project_PyInit_";
 
-/// The helper module an extension's check imports: `pkg._cuda_libs` for `pkg.sub._core`;
-/// `None` for a top-level module (no package holds a helper for it).
-pub fn helper_module(module: &str) -> Option<String> {
-    let (package, _) = module.split_once('.')?;
-    Some(format!("{package}._cuda_libs"))
+/// The helper module an extension's check imports: `pkg._cuda_libs` for `pkg.sub._core`,
+/// `_top_cuda_libs` for a top-level module `top` (as `package::wheel::helper_path` places them).
+pub fn helper_module(module: &str) -> String {
+    match module.split_once('.') {
+        Some((package, _)) => format!("{package}._cuda_libs"),
+        None => format!("_{module}_cuda_libs"),
+    }
 }
 
 /// The generated source defining `PyInit_<name>` for the extension `module`.
@@ -75,7 +78,7 @@ PyMODINIT_FUNC PyInit_@NAME@(void)
 }
 "#;
 
-/// Adds the check to every extension of `plan` that lives in a package: the rename define on
+/// Adds the check to every extension of `plan`: the rename define on
 /// all its sources and the generated source (C, or C++ where the target compiles C++, so the
 /// target's C++ flags fit it), listed in `plan.generated` for the build to write.
 pub fn apply(plan: &mut BuildPlan) {
@@ -85,9 +88,7 @@ pub fn apply(plan: &mut BuildPlan) {
         if target.kind != TargetKind::Extension {
             continue;
         }
-        let Some(helper) = helper_module(&target.module) else {
-            continue;
-        };
+        let helper = helper_module(&target.module);
         let name = target
             .module
             .rsplit('.')
@@ -115,13 +116,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_helper_is_the_top_level_package_s() {
-        assert_eq!(
-            helper_module("saxpy._core").as_deref(),
-            Some("saxpy._cuda_libs")
-        );
-        assert_eq!(helper_module("a.b._ext").as_deref(), Some("a._cuda_libs"));
-        assert_eq!(helper_module("toplevel"), None);
+    fn the_helper_is_the_top_level_package_s_or_the_module_s_own() {
+        assert_eq!(helper_module("saxpy._core"), "saxpy._cuda_libs");
+        assert_eq!(helper_module("a.b._ext"), "a._cuda_libs");
+        assert_eq!(helper_module("tiny_conv_cuda"), "_tiny_conv_cuda_cuda_libs");
     }
 
     #[test]
@@ -183,10 +181,13 @@ mod tests {
         // A C API module: a C shim.
         let p = target("p._core");
         assert_eq!(p.sources.last().unwrap().lang, Lang::C);
-        // A top-level module has no package helper: left alone.
+        // A top-level module: its own helper beside it.
         let top = target("top");
-        assert!(top.defines.is_empty() && top.sources.len() == 1);
-        assert_eq!(plan.generated.len(), 2);
+        assert_eq!(top.sources.len(), 2);
+        assert_eq!(plan.generated.len(), 3);
+        assert!(plan.generated[2]
+            .1
+            .contains("PyImport_ImportModule(\"_top_cuda_libs\")"));
         assert!(plan.generated[0]
             .1
             .contains("PyImport_ImportModule(\"t._cuda_libs\")"));
