@@ -61,11 +61,18 @@ def make_projects(work: Path) -> dict[str, tuple[Path, list[str]]]:
     (noinit / "noinit" / "__init__.py").write_text("from . import _ops\n")
     (noinit / "csrc" / "ops.cu").write_text("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n")
     out["noinit"] = (noinit, [])
+    # A top-level extension module (no package): its helper is `_topmod_cuda_libs` beside it.
+    top = work / "top" / "topmod"
+    (top / "csrc").mkdir(parents=True)
+    (top / "pyproject.toml").write_text(NOINIT_PYPROJECT.replace('name = "noinit"', 'name = "topmod"')
+                                        .replace('name = "noinit._ops"', 'name = "topmod"'))
+    (top / "csrc" / "ops.cu").write_text("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n")
+    out["top"] = (top, [])
     return out
 
 
 PACKAGE = {"capi": "saxpy", "pybind11": "pybind_saxpy", "nanobind": "nanobind_saxpy", "off": "saxpy",
-           "noinit": "noinit"}
+           "noinit": "noinit", "top": "topmod"}
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +113,7 @@ def py_import(toolkit_python, built, kind, code=None, *, driver=True, ccs="90", 
     return 0, proc.stdout
 
 
-@pytest.mark.parametrize("kind", ["capi", "pybind11", "nanobind", "noinit"])
+@pytest.mark.parametrize("kind", ["capi", "pybind11", "nanobind", "noinit", "top"])
 def test_the_verdict_fires_at_import(built, toolkit_python, kind):
     package = PACKAGE[kind]
     rc, err = py_import(toolkit_python, built, kind)
@@ -118,16 +125,15 @@ def test_the_verdict_fires_at_import(built, toolkit_python, kind):
                      "it from source with -C archs=90."), err
     assert "CUDAWHEEL_SKIP_GPU_CHECK=1" in err
     # Control: the same wheel on an sm_86 GPU runs its sm_80 SASS, and the extension is whole.
-    attr = "_ops" if kind == "noinit" else "saxpy"
-    rc, out = py_import(toolkit_python, built, kind,
-                        f"import {package}; print(callable({package}.saxpy) if {attr!r} == 'saxpy' else {package}._ops)",
+    code = {"noinit": "import noinit; print(noinit._ops.__name__)", "top": "import topmod; print(topmod.__name__)"}
+    rc, out = py_import(toolkit_python, built, kind, code.get(kind, f"import {package}; print(callable({package}.saxpy))"),
                         ccs="86")
     assert rc == 0, out
-    assert out.strip() == "True" or out.startswith(f"<module '{package}._ops'"), out
+    assert out.strip() in ("True", "noinit._ops", "topmod"), out
 
 
 def test_no_driver_imports(built, toolkit_python):
-    for kind in ("capi", "pybind11", "nanobind", "noinit"):
+    for kind in ("capi", "pybind11", "nanobind", "noinit", "top"):
         rc, out = py_import(toolkit_python, built, kind, driver=False)
         assert rc == 0 and out.strip() == "imported", (kind, out)
 
@@ -206,6 +212,10 @@ def test_check_command_for_a_package_and_a_wheel(built, toolkit_python):
         good = run([toolkit_python, "-m", "cudawheel", "check", what], env={**env, "FAKE_CUDA_CCS": "80"},
                    check=False, cwd=drv)
         assert good.returncode == 0 and "sm_80): sass" in good.stdout, good.stdout + good.stderr
+    # A top-level module's own helper.
+    top = run([toolkit_python, "-m", "cudawheel", "check", "topmod"],
+              env={**env, "PYTHONPATH": str(wheels["top"][1]), "FAKE_CUDA_CCS": "90"}, check=False, cwd=drv)
+    assert top.returncode == 1 and "topmod: built with CUDA 13." in top.stdout, top.stdout + top.stderr
     nodrv = run([toolkit_python, "-m", "cudawheel", "check", "saxpy"], env=clean_env(PYTHONPATH=wheels["capi"][1]),
                 check=False, cwd=drv)
     assert nodrv.returncode == 0 and "no NVIDIA driver" in nodrv.stdout, nodrv.stdout + nodrv.stderr
