@@ -311,6 +311,15 @@ fn wheel_section(w: &mut String, req: &Request<'_>, config_ok: bool, has_pyproje
                 for r in p.requires {
                     let _ = writeln!(w, "  Requires-Dist: {r}");
                 }
+                for f in &p.floors {
+                    let (a, b) = f.cuda;
+                    let _ = writeln!(w, "  needs a driver for CUDA {a}.{b}+: {}", f.reason);
+                }
+                let _ = if p.checked_at_import.is_empty() {
+                    writeln!(w, "  GPU check at import: none (check-gpu = false, or no extension in a package)")
+                } else {
+                    writeln!(w, "  GPU check at import: {} (CUDAWHEEL_SKIP_GPU_CHECK=1 skips it at run time)", p.checked_at_import.join(", "))
+                };
             }
             Err(e) => {
                 let _ = writeln!(w, "Wheel: a build now would fail:");
@@ -402,6 +411,9 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             }
         }
     }
+    if let Some(torch) = &tool.torch_archs {
+        torch_arch_list(w, &mut lists, tool, torch);
+    }
     let mut probed = nvcc.cloned();
     let supported = probed
         .as_mut()
@@ -448,6 +460,45 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             floor.1,
             promised.0,
             promised.1
+        );
+    }
+}
+
+/// `TORCH_CUDA_ARCH_LIST`: the torch extensions without archs of their own take it (a list
+/// each); the other targets ignore it, which is said.
+fn torch_arch_list(
+    w: &mut String,
+    lists: &mut Vec<(String, Option<arch::ArchList>)>,
+    tool: &ToolConfig,
+    torch: &crate::config::Sourced<Vec<String>>,
+) {
+    let raw = torch.value.join(" ");
+    let mut ignored = Vec::new();
+    for t in tool.shared_libraries.iter().chain(&tool.extensions) {
+        let is_torch = !tool.shared_libraries.contains(t)
+            && t.bindings.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch;
+        if !is_torch {
+            ignored.push(t.name.as_str());
+            continue;
+        }
+        if t.archs.is_some() {
+            continue;
+        }
+        if let Ok(l) = arch::parse_items(&torch.value, "tool.cudawheel.archs", &torch.origin) {
+            lists.push((
+                format!(
+                    "  {} (bindings = \"torch\") takes them from {}: {raw:?}",
+                    t.name, torch.origin
+                ),
+                Some(l),
+            ));
+        }
+    }
+    if !ignored.is_empty() {
+        let _ = writeln!(
+            w,
+            "TORCH_CUDA_ARCH_LIST={raw:?} is ignored for {}: PyTorch's variable applies to `bindings = \"torch\"` extensions only (set CUDAARCHS or `archs` for the others)",
+            ignored.join(", ")
         );
     }
 }

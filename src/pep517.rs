@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::package::archive::{self, Files};
 use crate::package::wheel::{self as wheel_files, WheelFile};
 use crate::package::{self, metadata, sdist, variants};
-use crate::plan::BuildPlan;
+use crate::plan::{driver_floors, BuildPlan};
 use crate::toolchain::{self, ToolchainError};
 use crate::ui;
 
@@ -97,6 +97,10 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         &format!("{} {}", r.name.display, r.config.project.version),
     )?;
     let lock = build::lock(&r.plan.build_dir)?;
+    build::compile::write_generated(&r.plan)?;
+    if let Some(warning) = driver_floors::warning(r.toolchain.nvcc.major, &r.floors) {
+        ui::warn(&warning);
+    }
     if let Some(zig) = &tc.zig {
         toolchain::zig::write_files(zig).map_err(ToolchainError::from)?;
     }
@@ -199,6 +203,7 @@ fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
         (r.toolchain.nvcc.major, r.toolchain.nvcc.minor),
         (r.config.tool.cuda_deps == CudaDeps::Extra)
             .then_some((r.name.display.as_str(), extra.as_str())),
+        &r.floors,
     )
 }
 
@@ -247,7 +252,12 @@ fn finish_wheel(
         dist: &dist,
         tag: &built.tag,
         variant: r.variant.as_ref().map(|spec| {
-            variants::label_and_json(spec, (nvcc.major, nvcc.minor), &built.checked.gpu_code)
+            variants::label_and_json(
+                spec,
+                (nvcc.major, nvcc.minor),
+                &built.checked.gpu_code,
+                driver_floors::highest(&r.floors),
+            )
         }),
         epoch: r.config.source_date_epoch,
     };
@@ -373,6 +383,10 @@ pub struct WheelPreview {
     pub file_prefix: String,
     /// `Requires-Dist` of the METADATA the build would write.
     pub requires: Vec<String>,
+    /// The driver floors the wheel would record (`plan::driver_floors`).
+    pub floors: Vec<driver_floors::Floor>,
+    /// The extensions that would run the GPU check at import (`check-gpu`).
+    pub checked_at_import: Vec<String>,
 }
 
 pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
@@ -392,6 +406,14 @@ pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
             r.config.project.version
         ),
         requires,
+        checked_at_import: r
+            .plan
+            .generated
+            .iter()
+            .filter_map(|(path, _)| path.file_stem())
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .collect(),
+        floors: r.floors,
     })
 }
 

@@ -13,7 +13,8 @@ use crate::libraries::{self, targets, FoundLibrary};
 use crate::package::metadata::DistName;
 use crate::package::wheel::DistInfo;
 use crate::package::{self, sdist, variants};
-use crate::plan::{BuildPlan, PlanError, TargetKind, TargetPlan};
+use crate::plan::driver_floors::{self, Floor};
+use crate::plan::{BuildPlan, Lang, PlanError, TargetKind, TargetPlan};
 use crate::toolchain::{self, Toolchain, ToolchainError};
 use crate::ui;
 
@@ -47,6 +48,8 @@ pub struct Resolved {
     pub jax: Option<JaxInfo>,
     /// `Requires-Dist: jax>=X.Y.Z` of JAX extensions (never moved by `cuda-deps`).
     pub jax_requires: Vec<String>,
+    /// Why the wheel needs a driver this new (`plan::driver_floors`).
+    pub floors: Vec<Floor>,
 }
 
 impl Resolved {
@@ -141,6 +144,9 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     if let Some(info) = &jax_info {
         jax::apply(&mut plan, info);
     }
+    if config.tool.check_gpu {
+        bindings::import_check::apply(&mut plan);
+    }
     let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
     if let Some(zig) = &mut toolchain.zig {
         toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
@@ -171,6 +177,7 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
             ui::warn(&warning);
         }
     }
+    let floors = floors_of(&plan, &toolchain);
     let name = package::dist_name(&config, variant.as_ref(), toolchain.nvcc.major);
     sdist::check_name(&config.root, &name)?;
     let mut r = Resolved {
@@ -185,6 +192,7 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         torch_requires: Vec::new(),
         jax_requires: jax_info.iter().map(JaxInfo::requirement).collect(),
         jax: jax_info,
+        floors,
     };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.
@@ -194,6 +202,25 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         .collect();
     (r.cuda_requires, r.torch_requires) = r.requirements(&listed);
     Ok(r)
+}
+
+/// The driver floors of the build: the CUDA major's, and those of the flags every CUDA compile
+/// gets (the `compress` flags, then each CUDA target's `nvcc-flags`, as the commands order
+/// them).
+fn floors_of(plan: &BuildPlan, tc: &Toolchain) -> Vec<Floor> {
+    let args: Vec<Vec<&str>> = plan
+        .targets
+        .iter()
+        .filter(|t| t.sources.iter().any(|s| s.lang == Lang::Cuda))
+        .map(|t| {
+            tc.compress_flags
+                .iter()
+                .chain(&t.nvcc_flags)
+                .map(String::as_str)
+                .collect()
+        })
+        .collect();
+    driver_floors::floors(tc.nvcc.major, tc.nvcc.minor, &args)
 }
 
 /// What `get_requires_for_build_wheel` returns: the binding libraries, the toolkit and CUDA

@@ -23,7 +23,7 @@ def cuobjdump(home: Path, elf: Path) -> tuple[set[str], set[str]]:
 @pytest.fixture(scope="module")
 def calc(tmp_path_factory, toolkit_python, cu13_home):
     """shared_calc with the shared library's own `archs` (family 100f, arch-specific 90a) and
-    the top level from PyTorch's TORCH_CUDA_ARCH_LIST (for the extension, which has no .cu:
+    the top level in PyTorch's spelling from CUDAARCHS (for the extension, which has no .cu:
     its archs only show in the plan)."""
     work = tmp_path_factory.mktemp("archs")
     project = copy_example("shared_calc", work)
@@ -32,7 +32,7 @@ def calc(tmp_path_factory, toolkit_python, cu13_home):
                         'destination = "shared_calc/lib"\narchs = "100f-real;9.0a;12.0+PTX"')
     (project / "pyproject.toml").write_text(text)
     proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "verbose=true"],
-               env=clean_env(TORCH_CUDA_ARCH_LIST="8.0 8.6+PTX"))
+               env=clean_env(CUDAARCHS="8.0 8.6+PTX"))
     return Wheel(Path(proc.stdout.strip())), proc.stderr, work
 
 
@@ -47,10 +47,12 @@ def test_target_archs_reach_nvcc_exactly(calc):
     ], cmd
 
 
-def test_pytorch_list_from_the_environment(toolkit_python, tmp_path):
+def test_pytorch_spelling_from_the_environment(toolkit_python, tmp_path):
+    # PyTorch's spelling in CMake's variable (TORCH_CUDA_ARCH_LIST itself is for torch targets
+    # only: test_import_check.py).
     project = copy_example("saxpy", tmp_path)
     proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out", "-C", "verbose=true"],
-               env=clean_env(TORCH_CUDA_ARCH_LIST="8.0;8.6+PTX"))
+               env=clean_env(CUDAARCHS="8.0;8.6+PTX", TORCH_CUDA_ARCH_LIST="9.0a"))
     cmd = next(line for line in proc.stderr.splitlines() if "-gencode" in line and "saxpy.cu" in line)
     assert re.findall(r"-gencode (\S+)", cmd) == [
         "arch=compute_80,code=sm_80",
@@ -86,12 +88,17 @@ def test_recorded_gpu_code_equals_cuobjdump(calc, toolkit_python, cu13_home):
 # ---------------------------------------------------------------------------------------------
 # _cuda_libs.preload() against a stand-in libcuda.so.1 reporting chosen GPUs and driver versions.
 
-# The stand-in driver: libcuda.so.1 answers cuDriverGetVersion only, and its cuInit leaves a
-# mark (FAKE_CUDA_INIT_LOG): the check must find the GPUs without initialising CUDA.
+# The stand-in driver: libcuda.so.1 answers cuDriverGetVersion only (each call noted in
+# FAKE_CUDA_CALL_LOG), and its cuInit leaves a mark (FAKE_CUDA_INIT_LOG): the check must find
+# the GPUs without initialising CUDA.
 FAKE_DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
-int cuDriverGetVersion(int *v) { const char *s = getenv("FAKE_CUDA_DRIVER"); *v = s ? atoi(s) : 13000; return 0; }
+int cuDriverGetVersion(int *v) {
+    const char *s = getenv("FAKE_CUDA_DRIVER"), *log = getenv("FAKE_CUDA_CALL_LOG");
+    if (log) { FILE *f = fopen(log, "a"); if (f) { fputs("cuDriverGetVersion\n", f); fclose(f); } }
+    *v = s ? atoi(s) : 13000; return 0;
+}
 int cuInit(unsigned flags) {
     const char *log = getenv("FAKE_CUDA_INIT_LOG");
     if (log) { FILE *f = fopen(log, "a"); if (f) { fputs("cuInit\n", f); fclose(f); } }
@@ -198,7 +205,10 @@ def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None, name=N
         env["FAKE_CUDA_NAME"] = name
     proc = run([py, "-c", CHECK], cwd=tmp_path, env=env, check=False)
     if proc.returncode != 0:
-        return None, proc.stderr.strip().splitlines()[-1]
+        # The ImportError: its first line, then the lines that explain it.
+        lines = proc.stderr.strip().splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith("ImportError: ")), len(lines) - 1)
+        return None, "\n".join(lines[start:])
     import json
     return json.loads(proc.stdout), None
 
@@ -206,10 +216,10 @@ def import_saxpy(saxpys, archs, driver, tmp_path, ccs=None, version=None, name=N
 def test_sass_for_another_arch_is_an_import_error_naming_the_device(saxpys, driver, tmp_path):
     res, err = import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000)
     assert res is None
-    assert err.startswith("ImportError: saxpy: GPU 0 (Fake GPU 0, sm_90) cannot run this package's GPU code: "
-                          "saxpy/_core.abi3.so has no SASS that runs on sm_90 and no PTX at or below it "
-                          "(it carries sm_80)"), err
-    assert 'rebuild from source with `archs` including "90"' in err
+    assert err.startswith("ImportError: saxpy: GPU 0 (Fake GPU 0, sm_90) cannot run this package, which "
+                          "carries GPU code for sm_80 only: install a release built for sm_90, or rebuild "
+                          "it from source with -C archs=90.\n"
+                          "  saxpy/_core.abi3.so: SASS sm_80, no PTX at or below sm_90"), err
     # Control: the same wheel on an sm_86 GPU runs its sm_80 SASS (same major, higher minor).
     res, err = import_saxpy(saxpys, "80-real", driver, tmp_path, "86", 13000)
     assert err is None and res["verdicts"] == [[0, "Fake GPU 0", "sm_86", "sass", ""]] and not res["warnings"]
@@ -218,8 +228,10 @@ def test_sass_for_another_arch_is_an_import_error_naming_the_device(saxpys, driv
 def test_ptx_newer_than_the_driver_is_an_import_error(saxpys, driver, tmp_path):
     res, err = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13000)
     assert res is None
-    assert "saxpy: GPU 0 (Fake GPU 0, sm_90) can run this package only through its PTX (compute_80), which was made by CUDA 13." in err, err
-    assert "the installed NVIDIA driver supports CUDA 13.0: update the driver to one for CUDA 13." in err
+    assert err.startswith("ImportError: saxpy: GPU 0 (Fake GPU 0, sm_90) cannot run this package: its only "
+                          "code for sm_90 is PTX made by CUDA 13."), err
+    assert "the installed NVIDIA driver supports CUDA 13.0; update the driver to one for CUDA 13." in err
+    assert "saxpy/_core.abi3.so: PTX compute_80 (PTX ISA 9." in err
 
 
 def test_ptx_the_driver_can_jit_imports_with_one_warning(saxpys, driver, tmp_path):
@@ -237,6 +249,7 @@ def test_one_unusable_gpu_among_usable_ones_warns(saxpys, driver, tmp_path):
     assert [v[3] for v in res["verdicts"]] == ["no-code", "sass"]
     [warning] = res["warnings"]
     assert "GPU 0 (Fake GPU 0, sm_90) cannot run" in warning and "CUDA_VISIBLE_DEVICES" in warning
+    assert "\n" not in warning
 
 
 def test_no_check_without_a_driver_or_when_disabled(saxpys, driver, tmp_path):
@@ -361,8 +374,8 @@ def test_doctor_shows_the_archs_and_where_they_come_from(backend_python, cu13_ho
     (project / "pyproject.toml").write_text(
         text.replace('destination = "shared_calc/lib"', 'destination = "shared_calc/lib"\narchs = ["90a-real"]'))
     out = run([backend_python, "-m", "cudawheel", "doctor", project],
-              env=clean_env(CUDA_HOME=cu13_home, TORCH_CUDA_ARCH_LIST="8.0 8.6+PTX")).stdout
-    assert ('GPU architectures: "8.0 8.6+PTX" from environment variable `TORCH_CUDA_ARCH_LIST` '
+              env=clean_env(CUDA_HOME=cu13_home, CUDAARCHS="8.0 8.6+PTX")).stdout
+    assert ('GPU architectures: "8.0 8.6+PTX" from environment variable `CUDAARCHS` '
             "(`tool.cudawheel.archs`)\n    -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 "
             "-gencode arch=compute_86,code=compute_86\n") in out, out
     assert ('  calc (tool.cudawheel.shared-library[0].archs) overrides them: "90a-real"\n'
@@ -381,5 +394,7 @@ def test_the_messages_the_docs_show_are_the_real_ones(saxpys, driver, tmp_path):
     _, too_old = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13000, h100)
     assert no_code in docs, no_code
     # The PTX's CUDA version is the nvcc 13.x of the day; the docs show 13.5's.
-    assert re.sub(r"CUDA 13\.\d+ \(PTX ISA 9\.\d+\)", "CUDA 13.5 (PTX ISA 9.5)",
-                  re.sub(r"for CUDA 13\.\d+ or newer", "for CUDA 13.5 or newer", too_old)) in docs, too_old
+    for pattern, fixed in [(r"made by CUDA 13\.\d+ ", "made by CUDA 13.5 "), (r"PTX ISA 9\.\d+\)", "PTX ISA 9.5)"),
+                           (r"for CUDA 13\.\d+ or newer", "for CUDA 13.5 or newer")]:
+        too_old = re.sub(pattern, fixed, too_old)
+    assert too_old in docs, too_old

@@ -66,26 +66,26 @@ def test_depend_mode_sees_host_only_and_header_edits(backend_python, cu13_home, 
         return Path(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
     wheel, log = build("-C", "verbose=true")
-    assert summary(log) == (0, 0, 3, 4), log  # saxpy.cu, where.cu, module.c; and the link
+    assert summary(log) == (0, 0, 4, 5), log  # saxpy.cu, where.cu, module.c, the import check; the link
     # Depend mode needs the compiler's own dependency list: every compile through ccache has it.
     compiles = [line for line in log.splitlines() if re.search(r"\$ \S*ccache ", line)]
-    assert len(compiles) == 3 and all(" -MD -MF " in c for c in compiles), compiles
+    assert len(compiles) == 4 and all(" -MD -MF " in c for c in compiles), compiles
     first = wheel.read_bytes()
     wheel, log = build()
-    assert summary(log) == (3, 0, 0, 4), log
+    assert summary(log) == (4, 0, 0, 5), log
     assert wheel.read_bytes() == first
 
     # An edit to host-only code: a miss for that file alone, and the new code in the wheel.
     where = project / "csrc/where.cu"
     where.write_text(where.read_text().replace("host-only-v1", "host-only-v2"))
     wheel, log = build()
-    assert summary(log) == (2, 0, 1, 4), log
+    assert summary(log) == (3, 0, 1, 5), log
     assert b"host-only-v2 tag-a" in so_bytes(wheel) and b"host-only-v1" not in so_bytes(wheel)
 
     # An edit to a header it includes: a miss again.
     (project / "csrc/where.h").write_text('#define WHERE_TAG "tag-b"\n')
     wheel, log = build()
-    assert summary(log) == (2, 0, 1, 4), log
+    assert summary(log) == (3, 0, 1, 5), log
     assert b"host-only-v2 tag-b" in so_bytes(wheel)
 
     # Control: ccache in its default (preprocessor) mode, run by hand on the same kind of edit,
@@ -123,14 +123,14 @@ def test_isolated_builds_share_ccache_hits_through_redis_and_rebuild_nothing(whe
         wheels.append(wheel)
         logs.append(log)
     assert "/pip-build-env-" in logs[0], "not an isolated build"
-    assert summary(logs[0]) == (0, 0, 2, 3), logs[0]  # the control: a cold Redis serves nothing
-    assert summary(logs[1]) == (0, 2, 0, 3), logs[1]
+    assert summary(logs[0]) == (0, 0, 3, 4), logs[0]  # the control: a cold Redis serves nothing
+    assert summary(logs[1]) == (0, 3, 0, 4), logs[1]
     assert wheels[0].read_bytes() == wheels[1].read_bytes()
     # The commands call nvcc through a link in build-dir, and their arguments name neither the
     # build environment nor the project's folder (the launcher in front, from the build
     # environment, is not part of a command's identity).
     commands = [line.split("$ ", 1)[1].split() for line in logs[1].splitlines() if "$ " in line]
-    assert len(commands) == 3, logs[1]
+    assert len(commands) == 4, logs[1]
     for words in commands:
         if words[0].endswith("/ccache"):
             words = words[1:]
@@ -140,5 +140,5 @@ def test_isolated_builds_share_ccache_hits_through_redis_and_rebuild_nothing(whe
 
     # The same folder again, in a new build environment: every step is up to date.
     wheel, log = isolated_wheel(project, tmp_path / "again", env)
-    assert "(0 steps ran, 3 up to date)" in log, log
+    assert "(0 steps ran, 4 up to date)" in log, log
     assert wheel.read_bytes() == wheels[0].read_bytes()

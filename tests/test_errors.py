@@ -255,8 +255,9 @@ STATIC_CASES = [
                             .replace('archs = ["90"]', "archs = [80, 90]")), [], {},
      ["`tool.cudawheel.archs` (from pyproject.toml) must be a list of strings, found array [80, 90]"]),
     # issue 13: arch spellings (PyTorch's too), per-target archs, TORCH_CUDA_ARCH_LIST
-    ("archs-pytorch-typo", {}, [], dict(TORCH_CUDA_ARCH_LIST="8.0;8.6+ptx"),
-     ['`tool.cudawheel.archs` (from environment variable `TORCH_CUDA_ARCH_LIST`): "8.6+ptx" is not a CUDA architecture',
+    # (TORCH_CUDA_ARCH_LIST is read for `bindings = "torch"` targets only, issue 23.)
+    ("archs-pytorch-typo", {}, [], dict(CUDAARCHS="8.0;8.6+ptx"),
+     ['`tool.cudawheel.archs` (from environment variable `CUDAARCHS`): "8.6+ptx" is not a CUDA architecture',
       'PyTorch style ("8.0", "8.6+PTX", "9.0a")']),
     ("archs-sm-prefix", {}, ["archs=sm_90a"], {},
      ['"sm_90a" is not a CUDA architecture', 'hint: did you mean "90a"?']),

@@ -100,9 +100,10 @@ def test_name_tag_and_suffix(feat):
     wheel, log = feat
     assert wheel.path.name.startswith("feat_cu13-2.0-cp311-cp311-manylinux_2_")
     assert "feat/_feat.cpython-311-x86_64-linux-gnu.so" in wheel.names
-    # One graph: three compiles, then the link, each reported as it finishes; then a summary.
-    assert "[4/4] link feat/_feat.cpython-311-x86_64-linux-gnu.so" in log, log
-    assert "(4 steps ran, 0 up to date)" in log, log
+    # One graph: three compiles and the import check's generated source, then the link, each
+    # reported as it finishes; then a summary.
+    assert "[5/5] link feat/_feat.cpython-311-x86_64-linux-gnu.so" in log, log
+    assert "(5 steps ran, 0 up to date)" in log, log
 
 
 def test_entry_points_and_dependencies(feat):

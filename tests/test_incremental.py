@@ -57,9 +57,9 @@ def saxpy(tmp_path) -> Path:
 
 def test_no_op_rebuild_runs_nothing_and_changes_rebuild_only_what_they_touch(backend_python, cu13_home, saxpy):
     wheel, log = build(backend_python, saxpy, cu13_home)
-    assert steps(log) == (3, 0)
+    assert steps(log) == (4, 0)  # saxpy.cu, module.c, the import check's source, the link
     # Quiet by default: a line per finished step and the summary, no commands.
-    assert "$ " not in log and len(log.strip().splitlines()) <= 8, log
+    assert "$ " not in log and len(log.strip().splitlines()) <= 9, log  # 4 steps (the import check's source among them)
     first = sha(wheel)
 
     # The wheel is kept in build-dir: the next build copies its unchanged members compressed.
@@ -68,7 +68,7 @@ def test_no_op_rebuild_runs_nothing_and_changes_rebuild_only_what_they_touch(bac
 
     # Nothing changed: no compile, no link, the same wheel.
     wheel, log = build(backend_python, saxpy, cu13_home)
-    assert steps(log) == (0, 3) and ran(log) == []
+    assert steps(log) == (0, 4) and ran(log) == []
     assert sha(wheel) == first
 
     # A damaged kept wheel is not trusted: everything is deflated again, to the same bytes.
@@ -80,7 +80,7 @@ def test_no_op_rebuild_runs_nothing_and_changes_rebuild_only_what_they_touch(bac
     for f in (saxpy / "csrc").iterdir():
         os.utime(f)
     _, log = build(backend_python, saxpy, cu13_home)
-    assert steps(log) == (0, 3)
+    assert steps(log) == (0, 4)
 
     # One source changed: only it compiles (a comment gives the same object: no relink).
     with open(saxpy / "csrc/module.c", "a") as f:
@@ -156,7 +156,7 @@ def test_an_interrupted_build_leaves_nothing_a_later_build_trusts(backend_python
     for leftover in (project / "build/cudawheel/obj").rglob("*.o"):
         leftover.write_bytes(b"garbage from an interrupted compiler")
     wheel, log = build(backend_python, project, cu13_home)
-    assert steps(log)[0] == 3, log
+    assert steps(log)[0] == 4, log
     assert sha(wheel) == sha(reference), "the rebuilt wheel must equal a clean build's"
 
 
@@ -236,7 +236,8 @@ def many_files_project(root: Path) -> Path:
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is part of the CI image")
 def test_make_jobserver_limits_nested_builds(backend_python, cu13_home, tmp_path):
-    """Two builds of 5 compiles each (jobs=4) under `make -j2`: at most 2 compiles at once.
+    """Two builds of 6 compiles each (5 sources and the import check's, jobs=4) under `make -j2`:
+    at most 2 compiles at once.
     The same two builds outside make overlap far more (the control)."""
     log = tmp_path / "compiles.log"
     launcher = tmp_path / "launcher.py"
@@ -264,4 +265,4 @@ def test_make_jobserver_limits_nested_builds(backend_python, cu13_home, tmp_path
     makefile.write_text("\n".join(rules) + "\n")
     run(["make", "-j2", "-f", makefile], env=env)
     assert max_overlap(log) <= 2, log.read_text()
-    assert len(log.read_text().split()) == 2 * 2 * 5
+    assert len(log.read_text().split()) == 2 * 2 * 6

@@ -65,9 +65,9 @@ def test_too_old_driver_is_named(saxpy, tmp_path):
     run([py, "-m", "pip", "install", "-q", saxpy.path], env=clean_env())
     proc = run([py, "-c", "import saxpy"], cwd=tmp_path, env=clean_env(LD_LIBRARY_PATH=drv), check=False)
     assert proc.returncode != 0
-    assert ("ImportError: saxpy: the installed NVIDIA driver supports CUDA 12.8, but this wheel was built with "
-            "CUDA 13.") in proc.stderr
-    assert "needs a driver for CUDA 13.0 or newer" in proc.stderr
+    assert ("ImportError: saxpy: the installed NVIDIA driver supports CUDA 12.8, but this package needs one "
+            "for CUDA 13.0 or newer: update the NVIDIA driver") in proc.stderr
+    assert "Why: built with CUDA 13." in proc.stderr
 
 
 def test_editable_install(tmp_path, wheelhouse):

@@ -1,12 +1,14 @@
 """`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
 `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
 `python -m cudawheel audit [--json] WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
-`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`
+`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`,
+`python -m cudawheel check [PACKAGE | WHEEL]`
 
 wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
 isolation: the toolkit must already be findable). audit checks finished wheels against the
 rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag) and prints the
-GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries. doctor
+GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries and the driver floors the
+wheel recorded (`_cuda_libs.DRIVER_FLOORS`). doctor
 reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
 wheel built now would be named and declare; it works outside a project too.
 `wheel --python PY` (repeated; an interpreter path) builds the wheel for each of those Pythons
@@ -17,6 +19,9 @@ for it and its own build-dir; with `variant` set it also writes OUT/<name>-<vers
 which `variants-json DIR` (re)writes from the variant wheels in DIR.
 size prints each wheel's bytes and GPU code, each project's total, and what one library wheel
 holding the GPU code once would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
+check prints, for an installed package (its generated `_cuda_libs.py`, read without importing
+the package) or a wheel (the same file inside it), whether the NVIDIA driver and each visible GPU
+can run it: the verdicts its import would reach; exit status 1 on a mismatch.
 """
 
 from __future__ import annotations
@@ -58,7 +63,10 @@ def _audit(wheels, as_json=False) -> int:
             failed += 1
             continue
         failed += bool(result)
-        report.append({"wheel": wheel, "ok": not result, "violations": result, "gpu_code": gpu})
+        floors = [{"package": package, "reason": reason, "cuda": list(cuda)}
+                  for package, m in _helpers(wheel) for reason, cuda in getattr(m, "DRIVER_FLOORS", [])]
+        report.append({"wheel": wheel, "ok": not result, "violations": result, "gpu_code": gpu,
+                       "driver_floors": floors})
         if as_json:
             continue
         print(f"{'FAIL' if result else 'OK  '} {wheel}")
@@ -66,6 +74,8 @@ def _audit(wheels, as_json=False) -> int:
             print(f"  {violation}")
         for path, code in gpu.items():
             print(_describe_gpu_code(path, code))
+        for f in floors:
+            print(f"  driver floor CUDA {f['cuda'][0]}.{f['cuda'][1]}+ ({f['package']}): {f['reason']}")
     if as_json:
         print(json.dumps(report, indent=2))
     return 1 if failed else 0
@@ -84,6 +94,88 @@ def _doctor(project, settings) -> int:
     print(json.loads(_core.hook("doctor", os.path.abspath(project), None, None,
                                 _settings(settings), json.dumps(_python_info()))))
     return 0
+
+
+def _helper_module(name, text, origin):
+    """The generated helper `text` (module `name`: `pkg._cuda_libs` or `_<module>_cuda_libs`) as
+    a module of its own: the package is not imported (its import runs the check, which may
+    fail). torch's import, there to load torch's libraries, is left out: the check needs none."""
+    import types
+
+    module = types.ModuleType(name)
+    module.__package__ = name.rpartition(".")[0]
+    module.__file__ = origin
+    text = text.replace("\nimport torch  # noqa: F401\n", "\n")
+    exec(compile(text, origin, "exec"), module.__dict__)
+    return module
+
+
+def _helpers(what):
+    """[(what its messages name, helper module)] of an installed package or top-level module,
+    or of every helper in a wheel."""
+    import importlib.util
+    import zipfile
+
+    if what.endswith(".whl"):
+        out = []
+        with zipfile.ZipFile(what) as z:
+            for n in sorted(z.namelist()):
+                if n.count("/") == 1 and n.endswith("/_cuda_libs.py"):
+                    name = n.split("/")[0] + "._cuda_libs"
+                elif "/" not in n and n.startswith("_") and n.endswith("_cuda_libs.py"):
+                    name = n[:-3]
+                else:
+                    continue
+                m = _helper_module(name, z.read(n).decode(), f"{what}/{n}")
+                out.append((m._OWNER if hasattr(m, "_OWNER") else name, m))
+        return out
+    top = what.split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        raise LookupError(f"no package or module {top!r} on sys.path")
+    if spec.submodule_search_locations:
+        candidates = [(f"{top}._cuda_libs", os.path.join(d, "_cuda_libs.py")) for d in spec.submodule_search_locations]
+    else:
+        folder = os.path.dirname(spec.origin or "")
+        candidates = [(f"_{top}_cuda_libs", os.path.join(folder, f"_{top}_cuda_libs.py"))]
+    for name, path in candidates:
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                m = _helper_module(name, f.read(), path)
+            return [(getattr(m, "_OWNER", top), m)]
+    return []
+
+
+def _check(what) -> int:
+    """Prints the driver and GPU verdicts of a package or wheel; 1 on a mismatch."""
+    try:
+        helpers = _helpers(what)
+    except (LookupError, OSError) as err:
+        sys.stderr.write(f"check: {err}\n")
+        return 2
+    if not helpers:
+        sys.stderr.write(f"check: {what} holds no cudawheel helper (_cuda_libs.py): nothing to check\n")
+        return 2
+    bad = False
+    for package, m in helpers:
+        major, minor = m.CUDA_VERSION
+        print(f"{package}: built with CUDA {major}.{minor}")
+        for reason, (fmaj, fmin) in m.DRIVER_FLOORS:
+            print(f"  needs a driver for CUDA {fmaj}.{fmin}+: {reason}")
+        print(f"  driver: {m.driver_status()}")
+        problem = m.driver_problem()
+        if problem:
+            bad = True
+            print(f"  FAIL {problem}")
+            continue
+        verdicts = m.gpu_verdicts()
+        if m.driver_version() is not None and not verdicts:
+            print("  GPUs: none visible through NVML (nothing checked)")
+        for v in verdicts:
+            fail = v.verdict in ("no-code", "ptx-driver-too-old")
+            bad = bad or fail
+            print(f"  GPU {v.index} ({v.name}, {v.sm}): {v.verdict}" + (f": {v.message.splitlines()[0]}" if v.message else ""))
+    return 1 if bad else 0
 
 
 def _print_written(call) -> int:
@@ -169,7 +261,7 @@ def _for_pythons(out_dir, pythons, majors, settings) -> int:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size"])
+    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size", "check"])
     parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
     parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
     parser.add_argument("--json", action="store_true", help="audit, size: print the result as JSON")
@@ -198,6 +290,10 @@ def main(argv=None) -> int:
         if len(args.paths) != 1:
             parser.error("size: name one folder of wheels")
         return _size(args.paths[0], args.json)
+    if args.command == "check":
+        if len(args.paths) != 1:
+            parser.error("check: name one installed package or one wheel")
+        return _check(args.paths[0])
     if args.command == "audit":
         if not args.paths:
             parser.error("audit: name at least one wheel")

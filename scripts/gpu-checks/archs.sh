@@ -70,7 +70,7 @@ for v in _cuda_libs.gpu_verdicts(): print("verdict:", tuple(v))
     echo "$msg"
     case $case in
       a)
-        grep -q "ImportError: saxpy: GPU 0 (.*, sm_90) cannot run this package's GPU code" <<<"$msg" \
+        grep -q "ImportError: saxpy: GPU 0 (.*, sm_90) cannot run this package, which carries GPU code for sm_80 only" <<<"$msg" \
           || { echo "FAIL: case a expected the ImportError naming sm_90"; return 1; }
         # CUDA_VISIBLE_DEVICES as CUDA reads it: this GPU by UUID prefix -> the same error; -1 -> no GPU, no check.
         local uuid
@@ -86,7 +86,7 @@ for v in _cuda_libs.gpu_verdicts(): print("verdict:", tuple(v))
         need=$(_archs_helper "$V" '(lambda t: t[0] * 1000 + t[1] * 10)(next(iter(m.GPU_CODE.values()))["ptx_toolkit"])')
         echo "case b: PTX needs a driver for $need, the driver has $driver"
         if (( driver < need )); then
-          grep -q "can run this package only through its PTX (compute_80), which was made by CUDA" <<<"$msg" \
+          grep -q "cannot run this package: its only code for sm_90 is PTX made by CUDA" <<<"$msg" \
             && grep -q "update the driver" <<<"$msg" \
             || { echo "FAIL: case b expected the PTX/driver ImportError"; return 1; }
         else

@@ -19,6 +19,7 @@ use crate::config::{Bindings, ToolConfig};
 use crate::plan::{BuildPlan, TargetPlan};
 use crate::toolchain::ToolchainError;
 
+pub mod import_check;
 pub mod jax;
 mod nanobind;
 mod pybind11;

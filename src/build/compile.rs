@@ -280,6 +280,25 @@ fn object_path(obj_dir: &Path, ext: &TargetPlan, rel: &Path) -> PathBuf {
     obj_dir.join(&ext.module).join(format!("{flat}.o"))
 }
 
+/// Writes the plan's generated sources (`BuildPlan::generated`) into build-dir, leaving a file
+/// alone when its text is unchanged (so an incremental build reuses its object).
+pub fn write_generated(plan: &BuildPlan) -> Result<(), CompileError> {
+    for (path, text) in &plan.generated {
+        if std::fs::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
+            continue;
+        }
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, text));
+        written.map_err(|source| CompileError::BuildDir {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
 /// The compile commands of one target. `cuda_includes`: the CUDA include arguments, in order
 /// (its libraries' folders and the toolkit's header set: `build::includes::include_args`).
 pub fn compile_jobs(

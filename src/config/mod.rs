@@ -258,19 +258,43 @@ mod tests {
             origin(&[], &all[1..]),
             ("environment variable `CUDAARCHS`".into(), "86".into())
         );
-        // PyTorch's list (space-separated) beats pyproject.toml.
+        // PyTorch's list is not the top level's: pyproject.toml keeps it (issue 23)...
         assert_eq!(
             origin(&[], &all[2..]),
-            (
-                "environment variable `TORCH_CUDA_ARCH_LIST`".into(),
-                "8.0;8.6+PTX".into()
-            )
+            ("pyproject.toml".into(), "75".into())
         );
         assert_eq!(origin(&[], &[]), ("pyproject.toml".into(), "75".into()));
-        // An empty variable counts as unset.
+        // ...it is `torch_archs` (for torch targets), beating pyproject.toml, unless a place
+        // above it set `archs`.
+        let torch = |settings: &[(&str, &str)], env: &[(&str, &str)]| {
+            load("archs = [\"75\"]", settings, env)
+                .unwrap()
+                .tool
+                .torch_archs
+                .map(|a| (a.origin.to_string(), a.value.join(";")))
+        };
         assert_eq!(
-            origin(&[], &[("TORCH_CUDA_ARCH_LIST", " ")]),
-            ("pyproject.toml".into(), "75".into())
+            torch(&[], &all[2..]),
+            Some((
+                "environment variable `TORCH_CUDA_ARCH_LIST`".into(),
+                "8.0;8.6+PTX".into()
+            ))
+        );
+        assert_eq!(torch(&[], &all[1..]), None);
+        assert_eq!(torch(&[("archs", "100")], &all[2..]), None);
+        // An empty variable counts as unset.
+        assert_eq!(torch(&[], &[("TORCH_CUDA_ARCH_LIST", " ")]), None);
+    }
+
+    #[test]
+    fn check_gpu_defaults_on() {
+        assert!(load("", &[], &[]).unwrap().tool.check_gpu);
+        assert!(!load("check-gpu = false", &[], &[]).unwrap().tool.check_gpu);
+        assert!(
+            !load("", &[("check-gpu", "false")], &[])
+                .unwrap()
+                .tool
+                .check_gpu
         );
     }
 

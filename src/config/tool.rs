@@ -11,9 +11,13 @@ use std::fmt;
 use super::compress::Compress;
 use super::error::ConfigError;
 
-/// Environment variables below `CUDAWHEEL_ARCHS` for `archs`, in order: CMake's, then
-/// PyTorch's (`plan::arch` reads every spelling).
-pub const ENV_FALLBACKS: &[&str] = &["CUDAARCHS", "TORCH_CUDA_ARCH_LIST"];
+/// Environment variables below `CUDAWHEEL_ARCHS` for `archs`: CMake's (`plan::arch` reads
+/// every spelling).
+pub const ENV_FALLBACKS: &[&str] = &["CUDAARCHS"];
+
+/// PyTorch's variable: NGC-style images export it globally, so it is read for
+/// `bindings = "torch"` targets only (`ToolConfig::torch_archs`), below `CUDAARCHS`.
+pub const TORCH_ARCHS_ENV: &str = "TORCH_CUDA_ARCH_LIST";
 
 /// Where a value came from; shown in messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +119,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("cuda", Ty::CudaMajor, "\"auto\"", "CUDA major to build for: 11, 12, 13 (integer or string) or \"auto\" (the major of the nvcc discovery finds; if none, 13 with the toolkit from PyPI)."),
     key("toolkit", Ty::Choice(&["auto", "system", "pip"]), "\"auto\"", "Where nvcc comes from: \"system\" (CUDACXX, CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda, in that order), \"pip\" (NVIDIA's wheels in the build environment; CUDA >= 13), \"auto\" (system first, then pip)."),
     key("name-suffix", Ty::Pattern("^[A-Za-z0-9._{}-]*$"), "\"-cu{major}\"", "Appended to project.name for the built distribution (saxpy -> saxpy-cu13); {major} is the CUDA major, \"\" disables it. The import package name never changes."),
-    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style (\"80\", \"90a\", \"100f\", \"86-real\", \"90-virtual\", \"all-major\", \"all\", \"native\") or PyTorch style (\"8.0\" SASS only, \"8.6+PTX\", \"9.0a\"); `;`- or space-separated in a string. Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. Precedence: -C > CUDAWHEEL_ARCHS > CUDAARCHS > TORCH_CUDA_ARCH_LIST > pyproject.toml. An arch the nvcc in use cannot build is an error."),
+    key("archs", Ty::ListOrStr, "per CUDA major", "GPU targets, CMake style (\"80\", \"90a\", \"100f\", \"86-real\", \"90-virtual\", \"all-major\", \"all\", \"native\") or PyTorch style (\"8.0\" SASS only, \"8.6+PTX\", \"9.0a\"); `;`- or space-separated in a string. Defaults: CUDA 11: 70 75 80 86; 12: 70 75 80 86 89 90; 13: 75 80 86 89 90 100 120. Precedence: -C > CUDAWHEEL_ARCHS > CUDAARCHS > TORCH_CUDA_ARCH_LIST (for `bindings = \"torch\"` targets only) > pyproject.toml. An arch the nvcc in use cannot build is an error."),
     key("ptx", Ty::Choice(&["highest", "none", "all"]), "\"highest\"", "Which PTX to embed: of the newest arch only (forward compatibility), none, or of every arch."),
     key("cudart", Ty::Choice(&["shared", "static"]), "\"shared\"", "\"shared\": link libcudart.so.N from the runtime wheel and depend on it; \"static\": link libcudart_static.a."),
     key("cuda-deps", Ty::Choice(&["required", "extra", "none"]), "\"required\"", "How the NVIDIA runtime wheels are declared: plain Requires-Dist, only under an extra (`cuda-extra`), or not at all."),
@@ -139,6 +143,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("variant-driver-floor", Ty::Choice(&["mvc", "toolkit"]), "\"mvc\"", "The derived nvidia :: cuda_version_lower_bound: \"mvc\" = <major>.0 (CUDA minor-version compatibility: SASS from a newer minor runs on the major's .0 driver), \"toolkit\" = nvcc's major.minor (needed when the wheel relies on PTX JIT, which a driver older than the toolkit cannot compile)."),
     key("compress", Ty::Choice(&["size", "balance", "speed", "none"]), "the smallest the promised driver allows", "How nvcc compresses the fatbins: \"size\" (smallest, zstd), \"balance\", \"speed\" (LZ4, fastest to load), \"none\". With nvcc < 12.8 only \"speed\" (`-Xfatbin=-compress-all`) and \"none\". The zstd modes need a driver for CUDA 12.4+ (550.54.14) to load CUDA 12 code, so the default is the smallest mode that keeps the wheel's promised driver floor (its CUDA major's .0, or a variant's `variant-driver-floor = \"toolkit\"`): \"size\" for CUDA 13, \"speed\" for CUDA 11 and 12. A mode that raises the floor is built with a warning."),
     key("max-wheel-size", Ty::Size, "100000000 (100 MB)", "The largest wheel the build may produce, in bytes (an integer, or \"100MB\", \"50 MiB\", \"1.5GB\"): PyPI's default limit per file is 100 MB. A bigger wheel is an error naming its biggest members, the GPU code per architecture and the fixes; no file is left."),
+    key("check-gpu", Ty::Bool, "true", "Every extension module runs its import helper's `preload()` when imported (the package's `_cuda_libs`, or `_<module>_cuda_libs` beside a top-level module), before its own init: a driver too old for the wheel, or a GPU its code cannot run on, is an ImportError saying what to install (no driver: the import goes on). false: the extensions' own init only. At run time CUDAWHEEL_SKIP_GPU_CHECK=1 skips the check."),
     key("manylinux", Ty::Pattern("^2_[0-9]+$"), "none", "e.g. \"2_28\" or \"2_17\": a portable wheel for that glibc, built on any Linux machine: host compiler and linker are zig (ziglang from PyPI, added to the build requirements) targeting that glibc, libc++ linked statically, only PyInit_* exported, tag manylinux_2_N_<arch>. Unset: the host compiler and the tag its output allows."),
 ];
 /// Tables of targets and libraries: only in pyproject.toml.
@@ -376,6 +381,11 @@ pub struct ToolConfig {
     pub compress: Option<Compress>,
     /// `max-wheel-size` in bytes.
     pub max_wheel_size: u64,
+    /// `check-gpu`: every extension runs its package's `_cuda_libs.preload()` on import.
+    pub check_gpu: bool,
+    /// `TORCH_CUDA_ARCH_LIST` for `bindings = "torch"` targets, when nothing above it (`-C`,
+    /// `CUDAWHEEL_ARCHS`, `CUDAARCHS`) set `archs`.
+    pub torch_archs: Option<Sourced<Vec<String>>>,
 }
 
 /// The PEP 517 `config_settings` and the process environment, as plain data.
@@ -642,8 +652,8 @@ impl Layered {
         for def in TOP_KEYS {
             let (key, kind) = (def.name, def.ty.kind());
             let env_var = env_name(key);
-            // `archs`: CMake's `CUDAARCHS` and PyTorch's `TORCH_CUDA_ARCH_LIST` sit between
-            // `CUDAWHEEL_ARCHS` and pyproject.toml (arch.rs describes the order).
+            // `archs`: CMake's `CUDAARCHS` sits between `CUDAWHEEL_ARCHS` and pyproject.toml
+            // (arch.rs describes the order; PyTorch's variable is `torch_archs`).
             let arch_env = || {
                 ENV_FALLBACKS
                     .iter()
@@ -714,6 +724,11 @@ impl ToolConfig {
             name_suffix: keys::name_suffix(get("name-suffix"))?,
             name_suffix_origin: get("name-suffix").map(|f| f.origin.clone()),
             archs: keys::archs(get("archs"))?,
+            torch_archs: torch_archs(get("archs").map(|f| f.origin.clone()), overrides)?,
+            check_gpu: get("check-gpu")
+                .map(|f| f.boolean())
+                .transpose()?
+                .unwrap_or(true),
             ptx: get("ptx")
                 .map(|f| {
                     f.one_of(&[
@@ -848,6 +863,30 @@ fn parse_manylinux(f: Field<'_>) -> Result<Sourced<Glibc>, ConfigError> {
         value: Glibc { major: 2, minor },
         origin: f.origin.clone(),
     })
+}
+
+/// `TORCH_CUDA_ARCH_LIST`, unless `archs` came from a place above it (`archs`: its origin).
+fn torch_archs(
+    archs: Option<Origin>,
+    overrides: &Overrides,
+) -> Result<Option<Sourced<Vec<String>>>, ConfigError> {
+    if archs.is_some_and(|o| o != Origin::Pyproject) {
+        return Ok(None);
+    }
+    let Some(raw) = overrides
+        .env
+        .get(TORCH_ARCHS_ENV)
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(None);
+    };
+    let value = coerce(raw, Kind::List);
+    let origin = Origin::Env(TORCH_ARCHS_ENV.into());
+    keys::archs(Some(Field {
+        key: "tool.cudawheel.archs".into(),
+        value: &value,
+        origin: &origin,
+    }))
 }
 
 fn parse_targets(table: &toml::Table, kind: &str) -> Result<Vec<TargetConfig>, ConfigError> {

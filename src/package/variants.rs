@@ -267,12 +267,18 @@ impl Spec {
     }
 
     /// The properties of the wheel: explicit ones, or derived from the toolkit (`major`,
-    /// `minor`) and the GPU code found in the wheel's ELF files.
-    pub fn properties_for(&self, major: u32, minor: u32, code: &GpuCode) -> Vec<Property> {
+    /// `minor`), the GPU code found in the wheel's ELF files and the highest driver floor the
+    /// build recorded (`plan::driver_floors`).
+    pub fn properties_for(
+        &self,
+        (major, minor): (u32, u32),
+        code: &GpuCode,
+        recorded: (u32, u32),
+    ) -> Vec<Property> {
         match &self.properties {
             Properties::Null => Vec::new(),
             Properties::Explicit(p) => p.clone(),
-            Properties::Derived(floor) => derive(major, minor, *floor, code),
+            Properties::Derived(floor) => derive((major, minor), *floor, code, recorded),
         }
     }
 
@@ -393,20 +399,27 @@ impl GpuCode {
 }
 
 /// `variant = "cuda"`: the oldest driver (`<major>.0` under minor-version compatibility, or
-/// the toolkit's `major.minor`) and `<XY>_real` / `<XY>_virtual` for every SASS / PTX arch.
+/// the toolkit's `major.minor`; raised to `recorded`, the highest floor the build recorded)
+/// and `<XY>_real` / `<XY>_virtual` for every SASS / PTX arch.
 /// Never an upper bound: newer drivers run older CUDA code, and the provider refuses wheels
 /// whose upper bound is at or below the driver's version.
-pub fn derive(major: u32, minor: u32, floor: DriverFloor, code: &GpuCode) -> Vec<Property> {
+pub fn derive(
+    (major, minor): (u32, u32),
+    floor: DriverFloor,
+    code: &GpuCode,
+    recorded: (u32, u32),
+) -> Vec<Property> {
     let p = |feature: &str, value: String| Property {
         namespace: NVIDIA_NAMESPACE.into(),
         feature: feature.into(),
         value,
     };
-    let bound = match floor {
-        DriverFloor::Mvc => format!("{major}.0"),
-        DriverFloor::Toolkit => format!("{major}.{minor}"),
+    let policy = match floor {
+        DriverFloor::Mvc => (major, 0),
+        DriverFloor::Toolkit => (major, minor),
     };
-    let mut out = vec![p(LOWER_BOUND, bound)];
+    let (a, b) = policy.max(recorded);
+    let mut out = vec![p(LOWER_BOUND, format!("{a}.{b}"))];
     out.extend(code.sass.iter().map(|cc| p(SM_ARCH, format!("{cc}_real"))));
     out.extend(
         code.ptx
@@ -423,13 +436,14 @@ pub fn label_and_json(
     spec: &Spec,
     (major, minor): (u32, u32),
     gpu_code: &[crate::inspect::fatbin::GpuCode],
+    recorded: (u32, u32),
 ) -> (String, String) {
     let mut code = GpuCode::default();
     for gpu in gpu_code {
         code.add(gpu);
     }
     let label = spec.label_for(major);
-    let properties = spec.properties_for(major, minor, &code);
+    let properties = spec.properties_for((major, minor), &code, recorded);
     let json = spec.variant_json(&label, &properties);
     (label, json)
 }
@@ -588,7 +602,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            values(derive(13, 5, DriverFloor::Mvc, &code)),
+            values(derive((13, 5), DriverFloor::Mvc, &code, (13, 0))),
             [
                 "cuda_version_lower_bound=13.0",
                 "sm_arch=120_real",
@@ -598,7 +612,23 @@ mod tests {
             ]
         );
         assert_eq!(
-            values(derive(12, 4, DriverFloor::Toolkit, &GpuCode::default())),
+            values(derive(
+                (12, 4),
+                DriverFloor::Toolkit,
+                &GpuCode::default(),
+                (12, 0)
+            )),
+            ["cuda_version_lower_bound=12.4"]
+        );
+        // A recorded floor above the policy's raises the bound (a CUDA 12 fatbin compressed
+        // with --compress-mode=size needs a 12.4 driver).
+        assert_eq!(
+            values(derive(
+                (12, 9),
+                DriverFloor::Mvc,
+                &GpuCode::default(),
+                (12, 4)
+            )),
             ["cuda_version_lower_bound=12.4"]
         );
     }
@@ -631,7 +661,7 @@ mod tests {
             priorities: json!({"namespace": ["nvidia"]}),
             providers: json!({"nvidia": {"requires": ["x"]}}),
         };
-        let props = derive(12, 4, DriverFloor::Mvc, &GpuCode::default());
+        let props = derive((12, 4), DriverFloor::Mvc, &GpuCode::default(), (12, 0));
         let text = spec.variant_json("cu12", &props);
         let record = "a-1.dist-info/variant.json,sha256=x,1\n";
         let name = "a-1-cp311-cp311-linux_x86_64-cu12.whl";

@@ -196,6 +196,7 @@ pub fn add_package(
 /// ELFs need (from `libs`, the non-framework libraries found), with their wheel folders and
 /// requirements, and the GPU code each ELF carries. `cuda`: the toolkit's (major, minor);
 /// `extra`: (distribution, extra) when the NVIDIA wheels are an extra (`cuda-deps = "extra"`).
+/// `floors`: why the wheel needs a driver this new.
 pub fn import_helpers<'a>(
     targets: &[TargetPlan],
     reports: &[ElfReport],
@@ -203,6 +204,7 @@ pub fn import_helpers<'a>(
     libs: impl Iterator<Item = &'a FoundLibrary> + Clone,
     cuda: (u32, u32),
     extra: Option<(&str, &str)>,
+    floors: &[crate::plan::driver_floors::Floor],
 ) -> Vec<(String, String)> {
     type Gpu = Vec<(String, GpuCode)>;
     // Keyed by the helper's path in the wheel.
@@ -242,7 +244,13 @@ pub fn import_helpers<'a>(
         .map(|(helper, (mut libs, gpus))| {
             // The runtime first: the other libraries may need it.
             libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
-            let text = import_helper::render(&libs, cuda, torch_packages.contains(&helper), &gpus);
+            let text = import_helper::render(&import_helper::Helper {
+                libs: &libs,
+                cuda,
+                torch: torch_packages.contains(&helper),
+                gpus: &gpus,
+                floors,
+            });
             let package = helper.rsplit_once('/').map_or("", |(p, _)| p);
             let shared = shared_libraries_in(targets, package);
             let text = import_helper::with_loads(&text, &shared, extra);

@@ -5,6 +5,7 @@
 //! Touches the filesystem read-only (globs) and spawns nothing.
 
 pub mod arch;
+pub mod driver_floors;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -163,6 +164,9 @@ pub struct BuildPlan {
     pub jobs: usize,
     /// `Py_LIMITED_API` value when building for the stable ABI.
     pub limited_api: Option<u32>,
+    /// Sources the build writes into `build_dir` before compiling (path, text), such as the
+    /// import check's (`bindings::import_check`).
+    pub generated: Vec<(PathBuf, String)>,
 }
 
 const HEADER_EXTS: &[&str] = &["h", "hh", "hpp", "hxx", "cuh", "inl", "inc", "tcc"];
@@ -255,6 +259,7 @@ impl BuildPlan {
             root: root.clone(),
             jobs,
             limited_api: tool.py_limited_api,
+            generated: Vec::new(),
         })
     }
 }
@@ -338,12 +343,32 @@ fn plan_target(
         optional: t.optional,
         bindings,
         wheel_path,
-        archs: t
-            .archs
-            .as_ref()
-            .map(|a| arch::parse_items(a, &format!("{}.archs", t.key), &Origin::Pyproject))
-            .transpose()?,
+        archs: target_archs(t, bindings, tool)?,
     })
+}
+
+/// A target's own `archs`; for a torch extension without one, PyTorch's
+/// `TORCH_CUDA_ARCH_LIST` when nothing above it set the top-level list (`torch_archs`).
+fn target_archs(
+    t: &TargetConfig,
+    bindings: Bindings,
+    tool: &config::ToolConfig,
+) -> Result<Option<ArchList>, PlanError> {
+    if let Some(a) = &t.archs {
+        return Ok(Some(arch::parse_items(
+            a,
+            &format!("{}.archs", t.key),
+            &Origin::Pyproject,
+        )?));
+    }
+    match (&tool.torch_archs, bindings) {
+        (Some(s), Bindings::Torch) => Ok(Some(arch::parse_items(
+            &s.value,
+            "tool.cudawheel.archs",
+            &s.origin,
+        )?)),
+        _ => Ok(None),
+    }
 }
 
 /// An extension's module path (`pkg/_core<EXT_SUFFIX>`), or a shared library's
@@ -572,5 +597,62 @@ mod tests {
         let listed = ["tests".to_string(), "pkg.sub".to_string()];
         let out = packages(Some(&listed), src, &src.join("out"), &[]).unwrap();
         assert_eq!(out, [PathBuf::from("tests"), PathBuf::from("pkg/sub")]);
+    }
+
+    use crate::config::Overrides;
+
+    /// A project with a torch extension and a plain one, planned under `env`.
+    fn plan(env: &[(&str, &str)]) -> BuildPlan {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for pkg in ["t", "p"] {
+            std::fs::create_dir_all(root.join(pkg)).unwrap();
+        }
+        std::fs::write(root.join("k.cu"), "").unwrap();
+        let text = "[project]\nname = \"demo\"\nversion = \"1\"\n[tool.cudawheel]\narchs = [\"80\"]\n\
+            [[tool.cudawheel.extension]]\nname = \"t._C\"\nsources = [\"k.cu\"]\nbindings = \"torch\"\n\
+            [[tool.cudawheel.extension]]\nname = \"p._core\"\nsources = [\"k.cu\"]\n";
+        let overrides = Overrides {
+            settings: Default::default(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let config = Config::from_text(root, text.into(), &overrides).unwrap();
+        let python = PythonInfo {
+            version: (3, 11),
+            implementation: "cpython".into(),
+            python_tag: "cp311".into(),
+            abi_tag: "cp311".into(),
+            ext_suffix: ".so".into(),
+            include_dir: root.to_path_buf(),
+            sys_path: Vec::new(),
+            machine: "x86_64".into(),
+            executable: None,
+        };
+        BuildPlan::new(&config, &python).unwrap()
+    }
+
+    fn archs(plan: &BuildPlan, module: &str) -> Vec<arch::ArchSpec> {
+        let t = plan.targets.iter().find(|t| t.module == module).unwrap();
+        t.archs(plan).map(|l| l.specs.clone()).unwrap_or_default()
+    }
+
+    fn specs(text: &str) -> Vec<arch::ArchSpec> {
+        arch::parse_list(text, "k", &Origin::Pyproject).unwrap()
+    }
+
+    #[test]
+    fn torch_arch_list_reaches_torch_targets_only() {
+        let p = plan(&[("TORCH_CUDA_ARCH_LIST", "9.0a")]);
+        assert_eq!(archs(&p, "t._C"), specs("9.0a"));
+        assert_eq!(archs(&p, "p._core"), specs("80"));
+        // A place above it (CMake's variable) sets both.
+        let p = plan(&[("TORCH_CUDA_ARCH_LIST", "9.0a"), ("CUDAARCHS", "86")]);
+        assert_eq!(archs(&p, "t._C"), specs("86"));
+        assert_eq!(archs(&p, "p._core"), specs("86"));
+        // Control: without it the torch target has the top-level list too.
+        assert_eq!(archs(&plan(&[]), "t._C"), specs("80"));
     }
 }

@@ -1,0 +1,242 @@
+"""Issue 23: the GPU check runs at `import` with no line of packaging code.
+
+Fresh projects whose `__init__.py` imports the extension directly (no `_cuda_libs` call): the
+C API with `py-limited-api` (the saxpy example), pybind11, nanobind, and an extension whose
+sources define no `PyInit` at all (as a torch `TORCH_LIBRARY`-only module). Each is built by
+nvcc 13 from NVIDIA's wheels for one arch (`80-real`), installed with `pip install --target`
+and imported against the stand-in driver of test_archs.py (libcuda.so.1 answering
+cuDriverGetVersion, libnvidia-ml.so.1 reporting chosen GPUs): the verdict fires at import, no
+driver imports, CUDAWHEEL_SKIP_GPU_CHECK=1 and `check-gpu = false` skip, an explicit
+`preload()` then the import checks once. `python -m cudawheel check` reads the same verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import Wheel, clean_env, copy_example, run
+from test_archs import build_driver, cuobjdump
+
+INIT = '"""{name}: imports its extension directly, as most packages do."""\n\nfrom ._core import saxpy\n'
+
+# An extension with no init of its own: its only source is a kernel (as a torch module whose
+# C++ only registers operators with TORCH_LIBRARY and leaves the module to the build).
+NOINIT_PYPROJECT = """\
+[build-system]
+requires = ["cudawheel"]
+build-backend = "cudawheel"
+
+[project]
+name = "noinit"
+version = "0.1.0"
+
+[tool.cudawheel]
+py-limited-api = "cp39"
+
+[[tool.cudawheel.extension]]
+name = "noinit._ops"
+sources = ["csrc/*.cu"]
+"""
+
+
+def make_projects(work: Path) -> dict[str, tuple[Path, list[str]]]:
+    """{kind: (project folder, extra -C settings)}."""
+    out = {}
+    for kind, example, package in [("capi", "saxpy", "saxpy"), ("pybind11", "pybind_saxpy", "pybind_saxpy"),
+                                   ("nanobind", "nanobind_saxpy", "nanobind_saxpy")]:
+        project = copy_example(example, work / kind)
+        (project / package / "__init__.py").write_text(INIT.format(name=package))
+        out[kind] = (project, [])
+    off = copy_example("saxpy", work / "off")
+    (off / "saxpy" / "__init__.py").write_text(INIT.format(name="saxpy"))
+    out["off"] = (off, ["-C", "check-gpu=false"])
+    noinit = work / "noinit" / "noinit"
+    (noinit / "noinit").mkdir(parents=True)
+    (noinit / "csrc").mkdir()
+    (noinit / "pyproject.toml").write_text(NOINIT_PYPROJECT)
+    (noinit / "noinit" / "__init__.py").write_text("from . import _ops\n")
+    (noinit / "csrc" / "ops.cu").write_text("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n")
+    out["noinit"] = (noinit, [])
+    # A top-level extension module (no package): its helper is `_topmod_cuda_libs` beside it.
+    top = work / "top" / "topmod"
+    (top / "csrc").mkdir(parents=True)
+    (top / "pyproject.toml").write_text(NOINIT_PYPROJECT.replace('name = "noinit"', 'name = "topmod"')
+                                        .replace('name = "noinit._ops"', 'name = "topmod"'))
+    (top / "csrc" / "ops.cu").write_text("__global__ void twice(float *x) { x[threadIdx.x] *= 2; }\n")
+    out["top"] = (top, [])
+    return out
+
+
+PACKAGE = {"capi": "saxpy", "pybind11": "pybind_saxpy", "nanobind": "nanobind_saxpy", "off": "saxpy",
+           "noinit": "noinit", "top": "topmod"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, toolkit_python):
+    """Each project built for archs 80-real and installed into its own --target folder:
+    {kind: (wheel, folder)}; the stand-in driver folder."""
+    work = tmp_path_factory.mktemp("import-check")
+    site = work / "bindings-site"
+    run([toolkit_python, "-m", "pip", "install", "-q", "--target", site, "pybind11>=2.12", "nanobind>=2.0"],
+        env=clean_env())
+    out = {}
+    for kind, (project, settings) in make_projects(work / "src").items():
+        proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", work / "out" / kind,
+                    "-C", "archs=80-real", *settings], env=clean_env(PYTHONPATH=site))
+        wheel = Path(proc.stdout.strip())
+        # With its NVIDIA runtime wheel next to it, so the extension's RPATH finds libcudart
+        # (where it cannot, only a preload() before the import helps: the ELF does not load).
+        target = work / "t" / kind
+        run([toolkit_python, "-m", "pip", "install", "-q", "--target", target, wheel], env=clean_env())
+        out[kind] = (wheel, target)
+    return out, build_driver(work / "driver")
+
+
+def py_import(toolkit_python, built, kind, code=None, *, driver=True, ccs="90", version=13000, **extra):
+    """Runs `code` (default: import the package) against the stand-in driver; returns
+    (returncode, the ImportError's text or stdout)."""
+    wheels, drv = built
+    env = clean_env(PYTHONPATH=wheels[kind][1], **extra)
+    if driver:
+        env.update(LD_LIBRARY_PATH=str(drv), FAKE_CUDA_CCS=ccs, FAKE_CUDA_DRIVER=str(version),
+                   FAKE_CUDA_NAME="NVIDIA H100 80GB HBM3")
+    proc = run([toolkit_python, "-c", code or f"import {PACKAGE[kind]}; print('imported')"], env=env,
+               cwd=wheels[kind][1].parent, check=False)
+    if proc.returncode:
+        lines = proc.stderr.splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith("ImportError: ")), len(lines) - 1)
+        return proc.returncode, "\n".join(lines[start:])
+    return 0, proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["capi", "pybind11", "nanobind", "noinit", "top"])
+def test_the_verdict_fires_at_import(built, toolkit_python, kind):
+    package = PACKAGE[kind]
+    rc, err = py_import(toolkit_python, built, kind)
+    assert rc == 1, err
+    first = err.splitlines()[0]
+    # One sentence: the package, the GPU, what is missing, the fix.
+    assert first == (f"ImportError: {package}: GPU 0 (NVIDIA H100 80GB HBM3, sm_90) cannot run this package, "
+                     "which carries GPU code for sm_80 only: install a release built for sm_90, or rebuild "
+                     "it from source with -C archs=90."), err
+    assert "CUDAWHEEL_SKIP_GPU_CHECK=1" in err
+    # Control: the same wheel on an sm_86 GPU runs its sm_80 SASS, and the extension is whole.
+    code = {"noinit": "import noinit; print(noinit._ops.__name__)", "top": "import topmod; print(topmod.__name__)"}
+    rc, out = py_import(toolkit_python, built, kind, code.get(kind, f"import {package}; print(callable({package}.saxpy))"),
+                        ccs="86")
+    assert rc == 0, out
+    assert out.strip() in ("True", "noinit._ops", "topmod"), out
+
+
+def test_no_driver_imports(built, toolkit_python):
+    for kind in ("capi", "pybind11", "nanobind", "noinit", "top"):
+        rc, out = py_import(toolkit_python, built, kind, driver=False)
+        assert rc == 0 and out.strip() == "imported", (kind, out)
+
+
+def test_a_driver_older_than_the_cuda_major_is_said_as_such(built, toolkit_python):
+    rc, err = py_import(toolkit_python, built, "capi", version=12080, ccs="80")
+    assert rc == 1
+    assert err.splitlines()[0].startswith(
+        "ImportError: saxpy: the installed NVIDIA driver supports CUDA 12.8, but this package needs one for "
+        "CUDA 13.0 or newer: update the NVIDIA driver"), err
+    assert "built with CUDA 13." in err
+    # A driver on the machine but none usable is not "too old"; no driver at all imports.
+    rc, out = py_import(toolkit_python, built, "capi",
+                        "from saxpy import _cuda_libs as c; print(c.driver_status())", driver=False)
+    assert rc == 0 and out.startswith("no NVIDIA driver"), out
+    # (the package's import would fail on that driver: the check is skipped to ask the helper)
+    rc, out = py_import(toolkit_python, built, "capi", "from saxpy import _cuda_libs as c; print(c.driver_status())",
+                        version=12080, ccs="80", CUDAWHEEL_SKIP_GPU_CHECK="1")
+    assert rc == 0 and out.startswith("NVIDIA driver for CUDA 12.8: too old"), out
+
+
+def test_skip_at_run_time_and_at_build_time(built, toolkit_python):
+    rc, out = py_import(toolkit_python, built, "capi", CUDAWHEEL_SKIP_GPU_CHECK="1")
+    assert rc == 0 and out.strip() == "imported", out
+    rc, out = py_import(toolkit_python, built, "off")
+    assert rc == 0 and out.strip() == "imported", out
+    # Control: the same wheel built without `check-gpu = false` fails on that GPU.
+    assert py_import(toolkit_python, built, "capi")[0] == 1
+    # check-gpu = false leaves the project's own init alone: no generated PyInit in the ELF.
+    def symbols(kind, *flags):
+        wheel = Wheel(built[0][kind][0])
+        so = next(n for n in wheel.names if n.endswith(".so"))
+        return run(["nm", *flags, wheel.extract(so, built[0][kind][1].parent / f"x-{kind}")]).stdout
+    assert "cudawheel_project_PyInit" not in symbols("off") and " T PyInit__core" in symbols("off", "-D")
+    # With the check the project's init is renamed and hidden: PyInit__core is still the only
+    # init exported (the generated one), for the C API and pybind11 (PYBIND11_EXPORT) alike.
+    for kind in ("capi", "pybind11"):
+        assert " t cudawheel_project_PyInit__core" in symbols(kind), kind
+        exported = symbols(kind, "-D", "--defined-only")
+        assert " T PyInit__core" in exported and "cudawheel_project" not in exported, exported
+
+
+def test_explicit_preload_then_import_checks_once(built, toolkit_python, tmp_path):
+    log = tmp_path / "calls.log"
+    code = "from saxpy import _cuda_libs\n_cuda_libs.preload()\nimport saxpy._core\nprint('imported')\n"
+    # saxpy/__init__.py imports the extension: the package import itself is the import check.
+    rc, out = py_import(toolkit_python, built, "capi", code, ccs="80", FAKE_CUDA_CALL_LOG=log)
+    assert rc == 0, out
+    assert log.read_text().splitlines() == ["cuDriverGetVersion"], log.read_text()
+    # Control: the count moves when the check runs (a second process, a second check).
+    py_import(toolkit_python, built, "capi", ccs="80", FAKE_CUDA_CALL_LOG=log)
+    assert log.read_text().splitlines() == ["cuDriverGetVersion"] * 2
+
+
+def test_the_wheel_records_its_driver_floors(built, toolkit_python):
+    wheel = Wheel(built[0]["capi"][0])
+    scope: dict = {}
+    exec(compile(wheel.read("saxpy/_cuda_libs.py").decode(), "_cuda_libs.py", "exec"), scope)
+    [(reason, floor)] = scope["DRIVER_FLOORS"]
+    assert floor == (13, 0) and "minor-version compatibility" in reason, scope["DRIVER_FLOORS"]
+    # audit prints them with the GPU code.
+    out = run([toolkit_python, "-m", "cudawheel", "audit", wheel.path]).stdout
+    assert f"  driver floor CUDA 13.0+ (saxpy): {reason}\n" in out, out
+
+
+def test_check_command_for_a_package_and_a_wheel(built, toolkit_python):
+    wheels, drv = built
+    env = clean_env(PYTHONPATH=wheels["capi"][1], LD_LIBRARY_PATH=drv, FAKE_CUDA_DRIVER="13000",
+                    FAKE_CUDA_NAME="NVIDIA H100 80GB HBM3")
+    for what in ("saxpy", wheels["capi"][0]):
+        bad = run([toolkit_python, "-m", "cudawheel", "check", what], env={**env, "FAKE_CUDA_CCS": "90,80"},
+                  check=False, cwd=drv)
+        assert bad.returncode == 1, bad.stdout + bad.stderr
+        assert "GPU 0 (NVIDIA H100 80GB HBM3, sm_90): no-code" in bad.stdout, bad.stdout
+        assert "GPU 1 (NVIDIA H100 80GB HBM3, sm_80): sass" in bad.stdout, bad.stdout
+        good = run([toolkit_python, "-m", "cudawheel", "check", what], env={**env, "FAKE_CUDA_CCS": "80"},
+                   check=False, cwd=drv)
+        assert good.returncode == 0 and "sm_80): sass" in good.stdout, good.stdout + good.stderr
+    # A top-level module's own helper.
+    top = run([toolkit_python, "-m", "cudawheel", "check", "topmod"],
+              env={**env, "PYTHONPATH": str(wheels["top"][1]), "FAKE_CUDA_CCS": "90"}, check=False, cwd=drv)
+    assert top.returncode == 1 and "topmod: built with CUDA 13." in top.stdout, top.stdout + top.stderr
+    nodrv = run([toolkit_python, "-m", "cudawheel", "check", "saxpy"], env=clean_env(PYTHONPATH=wheels["capi"][1]),
+                check=False, cwd=drv)
+    assert nodrv.returncode == 0 and "no NVIDIA driver" in nodrv.stdout, nodrv.stdout + nodrv.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# TORCH_CUDA_ARCH_LIST is PyTorch's: a plain project keeps its own archs.
+
+def test_torch_arch_list_leaves_a_plain_project_alone(toolkit_python, cu13_home, tmp_path):
+    project = copy_example("saxpy", tmp_path)
+    text = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(text.replace("[tool.cudawheel]", '[tool.cudawheel]\narchs = ["80-real"]'))
+    proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out"],
+               env=clean_env(TORCH_CUDA_ARCH_LIST="9.0a"))
+    wheel = Wheel(Path(proc.stdout.strip()))
+    so = wheel.extract("saxpy/_core.abi3.so", tmp_path / "x")
+    assert cuobjdump(cu13_home, so) == ({"sm_80"}, set())
+    # doctor says the variable is ignored here.
+    out = run([toolkit_python, "-m", "cudawheel", "doctor", project],
+              env=clean_env(TORCH_CUDA_ARCH_LIST="9.0a", CUDA_HOME=cu13_home)).stdout
+    assert 'TORCH_CUDA_ARCH_LIST="9.0a" is ignored for saxpy._core' in out, out
+    # ...and what the wheel would record and run at import.
+    assert "  needs a driver for CUDA 13.0+: built with CUDA 13." in out, out
+    assert "  GPU check at import: saxpy._core (CUDAWHEEL_SKIP_GPU_CHECK=1 skips it at run time)" in out, out
