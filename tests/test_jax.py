@@ -98,19 +98,20 @@ def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> 
     assert '"jax_ffi_cuda": "lib/libjax_ffi_cuda.so"' in helper, helper
     assert 'CUDA_EXTRA = ("jax-ffi-example-cuda13x", "cuda-pip")' in helper, helper
     # The XLA FFI headers came from jax.ffi.include_dir() of the jax that built it: the
-    # depfiles name them through the build's link to that sys.path entry (`env/siteN`).
-    return {target: ffi_header_site(project, target, source)
+    # depfiles name them through the build's link to the jaxlib it found (`env/site/jaxlib`,
+    # links named by what they hold).
+    return {target: ffi_header_link(project, target, source)
             for target, source in [("jax_ffi_example._cpu", "csrc__cpu_ops.cc.d"),
                                    ("jax_ffi_cuda", "csrc__cuda_ops.cu.d")]}
 
 
-def ffi_header_site(project: Path, target: str, source: str) -> int:
-    """N of `build/cudawheel/env/siteN/jaxlib/include/xla/ffi/api/ffi.h` in a depfile."""
+def ffi_header_link(project: Path, target: str, source: str) -> str:
+    """The `build/cudawheel/env/site*/jaxlib/include/xla/ffi/api/ffi.h` a depfile names."""
     depfile = project / "build/cudawheel/obj" / target / source
     deps = depfile.read_text().replace("\\\n", " ").split()
-    sites = {int(m.group(1)) for d in deps if (m := re.fullmatch(rf"build/cudawheel/env/site(\d+)/{FFI_H}", d))}
-    assert len(sites) == 1, (depfile, [d for d in deps if "ffi" in d])
-    return sites.pop()
+    links = {d for d in deps if re.fullmatch(rf"build/cudawheel/env/site\d*/{FFI_H}", d)}
+    assert len(links) == 1, (depfile, [d for d in deps if "ffi" in d])
+    return links.pop()
 
 
 def test_isolated_build(isolated, tmp_path):
@@ -120,14 +121,16 @@ def test_isolated_build(isolated, tmp_path):
 
 def test_build_without_isolation(not_isolated, isolated, jax_python, jaxlib_version, tmp_path):
     wheel, project, log = not_isolated
-    sites = check_wheel(wheel, project, jaxlib_version, tmp_path)
-    # The sys.path entry the headers came from is the one holding the jax of that interpreter
-    # (sys.path as `python -m cudawheel` saw it: the working folder first).
+    links = check_wheel(wheel, project, jaxlib_version, tmp_path)
+    # The link is to the first sys.path entry holding jaxlib (as `import jaxlib` finds it), the
+    # one holding the jax of that interpreter (sys.path as `python -m cudawheel` saw it: the
+    # working folder first).
     code = ("import jax.ffi, json, os, sys; print(json.dumps([[p for p in [os.getcwd()] + sys.path[1:]"
-            " if os.path.isdir(p)], jax.ffi.include_dir()]))")
-    sys_path, include = json.loads(run([jax_python, "-c", code]).stdout)
-    for target, n in sites.items():
-        assert Path(sys_path[n]) / "jaxlib/include" == Path(include), (target, sys_path[n], include)
+            " if os.path.isdir(os.path.join(p, 'jaxlib'))], jax.ffi.include_dir()]))")
+    holders, include = json.loads(run([jax_python, "-c", code]).stdout)
+    assert Path(holders[0]) / "jaxlib/include" == Path(include), (holders, include)
+    for target, link in links.items():
+        assert link == f"build/cudawheel/env/site/{FFI_H}", (target, link)
     # Both builds ask for the same things.
     assert wheel.field("Requires-Dist") == isolated[0].field("Requires-Dist")
 
