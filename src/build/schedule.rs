@@ -680,13 +680,15 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
         let cache = Cache::open(d, "t".into());
-        // `k` independent quick compiles named `prefix0`, `prefix1`, ...
+        // `k` independent compiles named `prefix0`, `prefix1`, ..., each long enough (0.5 s)
+        // that the others are picked while it runs, however loaded the machine: a step that
+        // ended before the next was picked would hand its slots on (more threads than asserted).
         let independent = |prefix: &str, k: usize| -> (Vec<String>, Vec<Step>) {
             let names: Vec<String> = (0..k).map(|i| format!("{prefix}{i}")).collect();
             let steps = names
                 .iter()
                 .map(|n| Step {
-                    job: sleeper(d, n, 0.0),
+                    job: sleeper(d, n, 0.5),
                     after: vec![],
                 })
                 .collect();
