@@ -81,8 +81,16 @@ def main() -> None:
     include = subprocess.run([args.python, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
 
+    # Sources cudawheel generates into build-dir (the import check's PyInit) are inputs of the
+    # commands like the project's own: kept from the warm-up and put back before each floor.
+    generated = {p.relative_to(project): p.read_bytes()
+                 for p in (project / "build/cudawheel/import-check").glob("*") if p.is_file()}
+
     def floor() -> float:
         shutil.rmtree(project / "build", ignore_errors=True)
+        for rel, data in generated.items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_bytes(data)
         for c in nvcc + hosts + links:
             out = project / c[c.index("-o") + 1]
             out.parent.mkdir(parents=True, exist_ok=True)
