@@ -114,8 +114,9 @@ def test_ptxas_statistics_go_to_the_build_log(tiny_conv):
     assert "cudawheel: warning:" not in log, log
     build_log = (tiny_conv["project"] / "build/cudawheel/build.log").read_text()
     assert "ptxas info    : Compiling entry function" in build_log or "ptxas info" in build_log, build_log[:2000]
-    # Each finished step says how long it took; the end names the slowest.
-    assert re.search(r"^cudawheel: \[\d/3\] nvcc csrc/causal_conv1d_kernel\.cu sm_80 \d+\.\d s$", log, re.M), log
+    # Each finished step says how long it took (4: the .cu, the .cpp, the import check, the link);
+    # the end names the slowest.
+    assert re.search(r"^cudawheel: \[\d/4\] nvcc csrc/causal_conv1d_kernel\.cu sm_80 \d+\.\d s$", log, re.M), log
     assert re.search(r"^  slowest: \S+ csrc/causal_conv1d\.cpp \d+\.\d s, ", log, re.M), log
 
 
