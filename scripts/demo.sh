@@ -32,7 +32,7 @@ cd /tmp
 import subprocess, sys
 import saxpy
 print("module:", saxpy._core.__file__)
-print("CUDA runtime:", saxpy.runtime_version(), "driver:", saxpy.driver_version())
+print("CUDA runtime:", saxpy.runtime_version(), "driver:", saxpy._cuda_libs.driver_status())
 try:
     n = saxpy.device_count()
 except RuntimeError as e:

@@ -10,6 +10,16 @@ from . import _cuda_libs
 
 _cuda_libs.preload()
 
-from ._core import saxpy, device_count, runtime_version, driver_version
+from ._core import saxpy, runtime_version, driver_version
+from ._core import device_count as _device_count
+
+
+def device_count():
+    """The CUDA devices this process sees. Without an NVIDIA driver CUDA itself reports
+    "driver version is insufficient", which reads like an outdated driver: say it as it is."""
+    if driver_version() == 0:
+        raise RuntimeError("no NVIDIA driver: libcuda.so.1 cannot be loaded, so the GPU code cannot run here")
+    return _device_count()
+
 
 __all__ = ["saxpy", "device_count", "runtime_version", "driver_version"]
