@@ -7,7 +7,6 @@
 //! handlers built with newer headers may need fields an older runtime lacks.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde::Deserialize;
 
@@ -147,36 +146,13 @@ pub fn ffi_api_version(c_api: &str) -> Option<(u32, u32)> {
 /// Locates jax on `sys.path` and runs the probe with the build's interpreter.
 pub fn probe(python: &PythonInfo) -> Result<JaxInfo, JaxError> {
     let dir = locate(&python.sys_path)?;
-    let exe = python
-        .executable
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("python3"));
-    let path_json = serde_json::to_string(&python.sys_path).unwrap_or_else(|_| "[]".into());
+    let exe = super::probe::interpreter(python);
     let failed = |message: String| JaxError::Probe {
         python: exe.clone(),
         jax: dir.clone(),
         message,
     };
-    #[allow(clippy::disallowed_methods)] // asking jax about itself is part of discovery
-    let out = Command::new(&exe)
-        .args(["-c", PROBE, &path_json])
-        .env("PYTHONNOUSERSITE", "1")
-        .env("JAX_PLATFORMS", "cpu")
-        .output()
-        .map_err(|e| failed(e.to_string()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().rev().find(|l| l.starts_with('{'));
-    let Some(line) = last.filter(|_| out.status.success()) else {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-        return Err(failed(format!(
-            "{} ({})",
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
-            out.status
-        )));
-    };
-    let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| failed(format!("unreadable answer: {e}")))?;
+    let value = super::probe::run(python, PROBE, &[("JAX_PLATFORMS", "cpu")]).map_err(failed)?;
     if let Some(e) = value.get("error").and_then(|e| e.as_str()) {
         return Err(failed(format!("`import jax` failed: {e}")));
     }

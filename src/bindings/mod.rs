@@ -22,6 +22,7 @@ use crate::toolchain::ToolchainError;
 pub mod import_check;
 pub mod jax;
 mod nanobind;
+pub mod probe;
 mod pybind11;
 pub mod torch;
 

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde::Deserialize;
 
@@ -117,40 +116,18 @@ pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, ToolchainError> {
 /// Locates torch on `sys.path` and runs the probe with the build's interpreter.
 pub fn probe(python: &PythonInfo) -> Result<TorchInfo, ToolchainError> {
     let dir = locate(&python.sys_path)?;
-    let exe = python
-        .executable
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("python3"));
-    let path_json = serde_json::to_string(&python.sys_path).unwrap_or_else(|_| "[]".into());
+    let exe = crate::bindings::probe::interpreter(python);
     let failed = |message: String| ToolchainError::TorchProbe {
         python: exe.clone(),
         torch: dir.clone(),
         message,
     };
-    #[allow(clippy::disallowed_methods)] // asking torch about itself is part of discovery
-    let out = Command::new(&exe)
-        .args(["-c", PROBE, &path_json])
-        .env("PYTHONNOUSERSITE", "1")
-        .output()
-        .map_err(|e| failed(e.to_string()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let last = stdout.lines().rev().find(|l| l.starts_with('{'));
-    let Some(line) = last.filter(|_| out.status.success()) else {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
-        return Err(failed(format!(
-            "{} ({})",
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
-            out.status
-        )));
-    };
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
-        if let Some(e) = v.get("error").and_then(|e| e.as_str()) {
-            return Err(failed(format!("`import torch` failed: {e}")));
-        }
+    let value = crate::bindings::probe::run(python, PROBE, &[]).map_err(failed)?;
+    if let Some(e) = value.get("error").and_then(|e| e.as_str()) {
+        return Err(failed(format!("`import torch` failed: {e}")));
     }
     let info: TorchInfo =
-        serde_json::from_str(line).map_err(|e| failed(format!("unreadable answer: {e}")))?;
+        serde_json::from_value(value).map_err(|e| failed(format!("unreadable answer: {e}")))?;
     if !same_dir(&info.dir, &dir) {
         return Err(failed(format!(
             "the interpreter imports torch from {}, but sys.path finds it first in {}",

@@ -1,0 +1,46 @@
+//! Asking a framework about itself: a small Python script run with the build's own interpreter
+//! (`sys.path` as the build sees it, no user site), answering one JSON line. torch's and jax's
+//! probes use it; each reads its own answer.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::config::PythonInfo;
+
+/// The interpreter a probe runs with.
+pub fn interpreter(python: &PythonInfo) -> PathBuf {
+    python
+        .executable
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+/// Runs `script` (given `sys.path` as JSON in `argv[1]`) and returns its last JSON line, parsed;
+/// an `Err` holds what went wrong (the end of stderr and the exit status, or why the answer is
+/// unreadable).
+pub fn run(
+    python: &PythonInfo,
+    script: &str,
+    env: &[(&str, &str)],
+) -> Result<serde_json::Value, String> {
+    let path_json = serde_json::to_string(&python.sys_path).unwrap_or_else(|_| "[]".into());
+    #[allow(clippy::disallowed_methods)] // asking a framework about itself is part of discovery
+    let out = Command::new(interpreter(python))
+        .args(["-c", script, &path_json])
+        .env("PYTHONNOUSERSITE", "1")
+        .envs(env.iter().copied())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().rev().find(|l| l.starts_with('{'));
+    let Some(line) = last.filter(|_| out.status.success()) else {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        return Err(format!(
+            "{} ({})",
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
+            out.status
+        ));
+    };
+    serde_json::from_str(line).map_err(|e| format!("unreadable answer: {e}"))
+}
