@@ -154,17 +154,7 @@ mod tests {
             [[tool.cudawheel.extension]]\nname = \"p._core\"\nsources = [\"k.cu\", \"m.c\"]\n\
             [[tool.cudawheel.extension]]\nname = \"top\"\nsources = [\"m.c\"]\n";
         let config = Config::from_text(root, text.into(), &Overrides::default()).unwrap();
-        let python = PythonInfo {
-            version: (3, 11),
-            implementation: "cpython".into(),
-            python_tag: "cp311".into(),
-            abi_tag: "cp311".into(),
-            ext_suffix: ".so".into(),
-            include_dir: root.to_path_buf(),
-            sys_path: Vec::new(),
-            machine: "x86_64".into(),
-            executable: None,
-        };
+        let python = PythonInfo::for_tests(root);
         let mut plan = BuildPlan::new(&config, &python).unwrap();
         apply(&mut plan);
         let target = |m: &str| plan.targets.iter().find(|t| t.module == m).unwrap();

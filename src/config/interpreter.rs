@@ -38,3 +38,22 @@ impl PythonInfo {
         }
     }
 }
+
+#[cfg(test)]
+impl PythonInfo {
+    /// A CPython 3.11 on x86_64 with its headers in `include_dir` and an empty `sys.path`: what
+    /// unit tests that plan a build need.
+    pub fn for_tests(include_dir: &std::path::Path) -> PythonInfo {
+        PythonInfo {
+            version: (3, 11),
+            implementation: "cpython".into(),
+            python_tag: "cp311".into(),
+            abi_tag: "cp311".into(),
+            ext_suffix: ".so".into(),
+            include_dir: include_dir.to_path_buf(),
+            sys_path: Vec::new(),
+            machine: "x86_64".into(),
+            executable: None,
+        }
+    }
+}

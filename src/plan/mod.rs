@@ -620,17 +620,7 @@ mod tests {
                 .collect(),
         };
         let config = Config::from_text(root, text.into(), &overrides).unwrap();
-        let python = PythonInfo {
-            version: (3, 11),
-            implementation: "cpython".into(),
-            python_tag: "cp311".into(),
-            abi_tag: "cp311".into(),
-            ext_suffix: ".so".into(),
-            include_dir: root.to_path_buf(),
-            sys_path: Vec::new(),
-            machine: "x86_64".into(),
-            executable: None,
-        };
+        let python = PythonInfo::for_tests(root);
         BuildPlan::new(&config, &python).unwrap()
     }
 
