@@ -113,23 +113,9 @@ print(json.dumps({"version": jax.__version__, "jaxlib": jaxlib.__version__, "inc
 
 /// The first `sys.path` entry holding a `jax` package.
 pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, JaxError> {
-    let mut probes = Vec::new();
-    for site in sys_path {
-        let dir = site.join("jax");
-        if dir.join("__init__.py").is_file() {
-            return Ok(dir);
-        }
-        if dir.is_dir() {
-            probes.push(format!("{}: no __init__.py", dir.display()));
-        }
-    }
-    if probes.is_empty() {
-        probes.push(format!(
-            "no `jax` package in any of the {} sys.path entries",
-            sys_path.len()
-        ));
-    }
-    Err(JaxError::NotFound { probes })
+    super::probe::find_package(sys_path, "jax", &["__init__.py"])
+        .map(|(_, dir)| dir)
+        .map_err(|probes| JaxError::NotFound { probes })
 }
 
 /// `(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR)` from `c_api.h`'s text.

@@ -106,28 +106,15 @@ fn dist_version(site: &Path, name: &str) -> Option<String> {
 /// The first `sys.path` entry holding the package with all its marker files.
 pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, ToolchainError> {
     let name = b.name();
-    let mut probes = Vec::new();
-    for site in sys_path {
-        let root = site.join(name);
-        if !root.is_dir() {
-            continue;
+    let probes = match probe::find_package(sys_path, name, markers(b)) {
+        Ok((site, root)) => {
+            return Ok(Found {
+                version: dist_version(&site, name),
+                root,
+            })
         }
-        match markers(b).iter().find(|m| !root.join(m).is_file()) {
-            Some(missing) => probes.push(format!("{}: no {missing}", root.display())),
-            None => {
-                return Ok(Found {
-                    version: dist_version(site, name),
-                    root,
-                })
-            }
-        }
-    }
-    if probes.is_empty() {
-        probes.push(format!(
-            "no `{name}` package in any of the {} sys.path entries",
-            sys_path.len()
-        ));
-    }
+        Err(probes) => probes,
+    };
     if b == Bindings::Torch {
         return Err(ToolchainError::TorchNotFound { probes });
     }

@@ -44,3 +44,31 @@ pub fn run(
     };
     serde_json::from_str(line).map_err(|e| format!("unreadable answer: {e}"))
 }
+
+/// The first `sys.path` entry holding the package `name` with every one of its `markers`
+/// (files relative to the package folder): `(the entry, the package folder)`. Otherwise what
+/// was seen where, for the error.
+pub fn find_package(
+    sys_path: &[PathBuf],
+    name: &str,
+    markers: &[&str],
+) -> Result<(PathBuf, PathBuf), Vec<String>> {
+    let mut probes = Vec::new();
+    for site in sys_path {
+        let root = site.join(name);
+        if !root.is_dir() {
+            continue;
+        }
+        match markers.iter().find(|m| !root.join(m).is_file()) {
+            Some(missing) => probes.push(format!("{}: no {missing}", root.display())),
+            None => return Ok((site.clone(), root)),
+        }
+    }
+    if probes.is_empty() {
+        probes.push(format!(
+            "no `{name}` package in any of the {} sys.path entries",
+            sys_path.len()
+        ));
+    }
+    Err(probes)
+}

@@ -90,27 +90,13 @@ print(json.dumps({
 
 /// The first `sys.path` entry holding a torch package with its headers and `libc10.so`.
 pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, ToolchainError> {
-    let mut probes = Vec::new();
-    for site in sys_path {
-        let dir = site.join("torch");
-        if !dir.is_dir() {
-            continue;
-        }
-        match ["include/torch/library.h", "lib/libc10.so"]
-            .iter()
-            .find(|m| !dir.join(m).is_file())
-        {
-            Some(missing) => probes.push(format!("{}: no {missing}", dir.display())),
-            None => return Ok(dir),
-        }
-    }
-    if probes.is_empty() {
-        probes.push(format!(
-            "no `torch` package in any of the {} sys.path entries",
-            sys_path.len()
-        ));
-    }
-    Err(ToolchainError::TorchNotFound { probes })
+    crate::bindings::probe::find_package(
+        sys_path,
+        "torch",
+        &["include/torch/library.h", "lib/libc10.so"],
+    )
+    .map(|(_, dir)| dir)
+    .map_err(|probes| ToolchainError::TorchNotFound { probes })
 }
 
 /// Locates torch on `sys.path` and runs the probe with the build's interpreter.
