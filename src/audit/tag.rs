@@ -19,6 +19,24 @@ pub enum Mode {
     Default,
 }
 
+/// ELF `e_machine` of a platform's CPU.
+pub fn elf_machine(machine: &str) -> Option<u16> {
+    match machine {
+        "x86_64" => Some(62),
+        "aarch64" => Some(183),
+        _ => None,
+    }
+}
+
+/// `e_machine` in words, for messages.
+fn machine_name(e_machine: u16) -> String {
+    match e_machine {
+        62 => "x86_64".into(),
+        183 => "AArch64".into(),
+        n => format!("e_machine {n}"),
+    }
+}
+
 pub fn choose(
     mode: &Mode,
     targets: &[TargetPlan],
@@ -27,6 +45,21 @@ pub fn choose(
     machine: &str,
     provided: &BTreeSet<String>,
 ) -> Result<String, ElfError> {
+    // Every ELF file is code for the wheel's CPU (a cross-build links the target's only).
+    if let Some(want) = elf_machine(machine) {
+        for (t, report) in targets.iter().zip(reports) {
+            if report.machine != want {
+                return Err(ElfError::Audit {
+                    wheel_path: t.wheel_path.clone(),
+                    problem: format!(
+                        "is {} code, but the wheel is for {machine}",
+                        machine_name(report.machine)
+                    ),
+                    fix: "drop objects or libraries built for another CPU from `link-flags`".into(),
+                });
+            }
+        }
+    }
     Ok(match mode {
         Mode::Zig { glibc_minor } => {
             let paths: Vec<PathBuf> = targets
