@@ -68,8 +68,10 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         }
         Err(_) => {}
     }
+    // A cross-build (`target`): zig compiles for the target, its wheels are fetched once.
+    let target_python = target_section(w, &tool, source_tree, python);
     // Host compiler: zig for `manylinux`, else the configured one.
-    if let Some(line) = zig_report(&tool, env, python) {
+    if let Some(line) = zig_report(&tool, env, target_python.as_ref().unwrap_or(python)) {
         let _ = writeln!(w, "{line}");
     } else {
         host_report(w, &tool, env);
@@ -556,6 +558,58 @@ fn host_report(
         Err(e) => {
             let _ = writeln!(w, "Host compiler: not found");
             let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
+        }
+    }
+}
+
+/// `target`: the CPU the wheel is for, and for a cross-build the target's NVIDIA wheels
+/// already fetched; returns the interpreter as the target sees it.
+fn target_section(
+    w: &mut String,
+    tool: &ToolConfig,
+    source_tree: &Path,
+    python: &PythonInfo,
+) -> Option<PythonInfo> {
+    use toolchain::cross;
+    match cross::cross(tool, python) {
+        Ok(None) => {
+            let _ = writeln!(w, "Target: {} (this machine)", python.machine);
+            None
+        }
+        Ok(Some(c)) => {
+            let origin = tool.target.as_ref().map(|t| t.origin.to_string());
+            let dir = cross::build_dir(&source_tree.join(&tool.build_dir), c.machine);
+            let site = cross::site(&dir);
+            let _ = writeln!(
+                w,
+                "Target: {} (cross-build from {}, from {}), glibc {}, EXT_SUFFIX {}",
+                c.machine,
+                python.machine,
+                origin.unwrap_or_default(),
+                c.glibc,
+                cross::target_python(python, &c).ext_suffix
+            );
+            let found = cross::unpacked(&site);
+            if found.is_empty() {
+                let _ = writeln!(
+                    w,
+                    "  {} wheels: none yet in {} (pip downloads them at the first build, for {})",
+                    c.machine,
+                    site.display(),
+                    cross::platforms(&c).join(", ")
+                );
+            } else {
+                let _ = writeln!(w, "  {} wheels in {}:", c.machine, site.display());
+                for f in found {
+                    let _ = writeln!(w, "    {f}");
+                }
+            }
+            Some(cross::target_python(python, &c))
+        }
+        Err(e) => {
+            let _ = writeln!(w, "Target: cannot build");
+            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e.into()))));
+            None
         }
     }
 }
