@@ -314,6 +314,42 @@ fn unpack(wheel: &Path, site: &Path) -> Result<(), CrossError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Overrides;
+
+    fn tool(settings: &[(&str, &str)]) -> ToolConfig {
+        let overrides = Overrides {
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            env: Default::default(),
+        };
+        ToolConfig::parse(&toml::Table::new(), &overrides).unwrap()
+    }
+
+    #[test]
+    fn target_implies_zig_and_pip_and_needs_an_x86_64_host() {
+        let t = tool(&[("target", "aarch64")]);
+        assert_eq!(t.manylinux.as_ref().unwrap().value.minor, 28);
+        assert_eq!(t.toolkit.value, ToolkitChoice::Pip);
+        let mut py = PythonInfo::for_tests(Path::new("/inc"));
+        let c = cross(&t, &py).unwrap().unwrap();
+        assert_eq!((c.machine, c.glibc.minor), ("aarch64", 28));
+        // `manylinux` picks the glibc; the host's own CPU is no cross-build.
+        let t = tool(&[("target", "aarch64"), ("manylinux", "2_31")]);
+        assert_eq!(cross(&t, &py).unwrap().unwrap().glibc.minor, 31);
+        assert_eq!(cross(&tool(&[("target", "x86_64")]), &py).unwrap(), None);
+        assert_eq!(tool(&[("target", "x86_64")]).manylinux, None);
+        // From an aarch64 machine: refused.
+        py.machine = "aarch64".into();
+        let e = cross(&tool(&[("target", "x86_64")]), &py).unwrap_err();
+        assert!(e.to_string().contains("cross-builds only from x86_64 Linux, and this machine is aarch64"), "{e}");
+        assert_eq!(cross(&tool(&[("target", "aarch64")]), &py).unwrap(), None);
+        // A system toolkit: refused.
+        py.machine = "x86_64".into();
+        let e = cross(&tool(&[("target", "aarch64"), ("toolkit", "system")]), &py).unwrap_err();
+        assert!(matches!(e, CrossError::SystemToolkit { .. }), "{e}");
+    }
 
     #[test]
     fn target_python_names_the_target() {
