@@ -608,7 +608,11 @@ fn target_section(
         }
         Err(e) => {
             let _ = writeln!(w, "Target: cannot build");
-            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e.into()))));
+            let _ = writeln!(
+                w,
+                "{}",
+                indent(&crate::render(&crate::Error::Toolchain(e.into())))
+            );
             None
         }
     }

@@ -417,8 +417,8 @@ pub fn gencodes_with(
                 default_archs(nvcc.major)
             })
             .iter()
-                .filter(|n| nvcc.supported.contains(&n.to_string()))
-                .map(|&n| plain(n, ArchKind::Default)),
+            .filter(|n| nvcc.supported.contains(&n.to_string()))
+            .map(|&n| plain(n, ArchKind::Default)),
         ),
         Some(l) => {
             for spec in &l.specs {

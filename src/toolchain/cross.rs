@@ -138,7 +138,10 @@ pub fn target_python(python: &PythonInfo, cross: &Cross) -> PythonInfo {
     out.ext_suffix = if python.ext_suffix.contains(&host) {
         python.ext_suffix.replace(&host, &target)
     } else if python.implementation == "cpython" {
-        let flags = python.abi_tag.strip_prefix(&python.python_tag).unwrap_or("");
+        let flags = python
+            .abi_tag
+            .strip_prefix(&python.python_tag)
+            .unwrap_or("");
         let (major, minor) = python.version;
         format!(".cpython-{major}{minor}{flags}-{target}.so")
     } else {
@@ -343,7 +346,11 @@ mod tests {
         // From an aarch64 machine: refused.
         py.machine = "aarch64".into();
         let e = cross(&tool(&[("target", "x86_64")]), &py).unwrap_err();
-        assert!(e.to_string().contains("cross-builds only from x86_64 Linux, and this machine is aarch64"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("cross-builds only from x86_64 Linux, and this machine is aarch64"),
+            "{e}"
+        );
         assert_eq!(cross(&tool(&[("target", "aarch64")]), &py).unwrap(), None);
         // A system toolkit: refused.
         py.machine = "x86_64".into();
