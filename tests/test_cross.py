@@ -164,6 +164,13 @@ def test_cross_built_example_runs_on_arm64(example, cross_python, arm_root, tmp_
     x86_so = Wheel(x86_path).extract(x86_name, tmp_path / "x86")
     assert "X86-64" in run(["readelf", "-h", x86_so]).stdout
     assert device_code(cross_python, x86_so, tmp_path / "x86-code") == arm_code
+    # cudawheel's own audit accepts the aarch64 wheel, and refuses x86_64 code under an aarch64 tag.
+    assert run([cross_python, "-m", "cudawheel", "audit", path]).stdout.startswith("OK")
+    renamed = tmp_path / "renamed" / x86_path.name.replace("manylinux_2_28_x86_64", TAG)
+    renamed.parent.mkdir()
+    renamed.write_bytes(x86_path.read_bytes())
+    proc = run([cross_python, "-m", "cudawheel", "audit", renamed], check=False)
+    assert proc.returncode != 0 and f"{x86_name}: is x86_64 code, but the wheel is for aarch64" in proc.stdout + proc.stderr, proc
 
     # Runs on arm64: imports, calls into libcudart, says "no device" cleanly.
     site = tmp_path / "arm-site"

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::config::{Bindings, Glibc, Origin, PythonInfo, ToolConfig, ToolkitChoice};
+use crate::config::{Bindings, CudaChoice, Glibc, Origin, PythonInfo, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 
 /// The build requirement a cross-build adds: pip downloads the target's NVIDIA wheels (a build
@@ -31,6 +31,8 @@ pub enum CrossError {
     },
     #[error("`tool.cudawheel.target` = \"aarch64\" (from {origin}) cannot build with a system CUDA toolkit (`toolkit = \"system\"`): its libraries are x86_64 ones; the cross-build takes nvcc from PyPI and the libraries from NVIDIA's aarch64 wheels")]
     SystemToolkit { origin: Origin },
+    #[error("`tool.cudawheel.target` = \"aarch64\" builds with CUDA 13 or newer only (nvcc from PyPI; a system toolkit's libraries are x86_64), but `tool.cudawheel.cuda` = {major} (from {origin})")]
+    CudaMajor { major: u32, origin: Origin },
     #[error("`tool.cudawheel.target` = \"aarch64\" cannot build torch extensions ({key}): torch's aarch64 libraries cannot be asked about themselves or linked from an x86_64 build environment")]
     Torch { key: String },
     #[error("`tool.cudawheel.target` = \"aarch64\": the CUDA library `{library}` was found in {found_in}, not in one of NVIDIA's wheels, so there is no aarch64 copy of it to link")]
@@ -61,6 +63,9 @@ impl Hint for CrossError {
             CrossError::SystemToolkit { .. } => {
                 vec!["drop `toolkit = \"system\"` (the cross-build uses `toolkit = \"pip\"`, CUDA 13)".into()]
             }
+            CrossError::CudaMajor { .. } => vec![
+                "build the aarch64 wheel for CUDA 13 (`--cuda 13 -C target=aarch64`) and CUDA 12 wheels for x86_64 only".into(),
+            ],
             CrossError::Torch { .. } => vec![
                 "build torch extensions on an aarch64 machine (a native ARM runner), without `target`".into(),
             ],
@@ -106,6 +111,14 @@ pub fn cross(tool: &ToolConfig, python: &PythonInfo) -> Result<Option<Cross>, Cr
         return Err(CrossError::SystemToolkit {
             origin: tool.toolkit.origin.clone(),
         });
+    }
+    if let CudaChoice::Major(major) = tool.cuda.value {
+        if major < super::PIP_MAJOR {
+            return Err(CrossError::CudaMajor {
+                major,
+                origin: tool.cuda.origin.clone(),
+            });
+        }
     }
     let torch = |b: Option<Bindings>| b.unwrap_or(tool.bindings.value) == Bindings::Torch;
     if let Some(i) = tool.extensions.iter().position(|e| torch(e.bindings)) {
