@@ -55,7 +55,9 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
     if let Some(n) = &nvcc {
         header_report(w, &tool, n, env, python);
     }
-    gpu_archs(w, &tool, nvcc.as_ref());
+    let sbsa =
+        matches!(toolchain::cross::cross(&tool, python), Ok(Some(c)) if c.machine == "aarch64");
+    gpu_archs(w, &tool, nvcc.as_ref(), sbsa);
     match pep517::build_requirements(&tool, env, python) {
         Ok(reqs) if reqs.is_empty() => {
             let _ = writeln!(w, "Build requirements (isolated builds): none");
@@ -371,7 +373,7 @@ fn header_report(
 
 /// The archs a build would use, where each list came from, and the `-gencode` flags they
 /// expand to with this nvcc.
-fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
+fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>, sbsa: bool) {
     let major = nvcc.map_or(PIP_MAJOR, |n| n.major);
     let mut lists: Vec<(String, Option<arch::ArchList>)> = Vec::new();
     let top = match &tool.archs {
@@ -384,7 +386,10 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             format!(
                 "GPU architectures: {}{}",
                 raw_top.map_or(String::new(), |r| format!("{r:?} ")),
-                format_args!("from {}", arch::describe_origin(l.as_ref(), major))
+                match (&l, sbsa) {
+                    (None, true) => "from the default for aarch64 (SBSA) systems".to_string(),
+                    _ => format!("from {}", arch::describe_origin(l.as_ref(), major)),
+                }
             ),
             l,
         )),
@@ -423,7 +428,14 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
     for (title, list) in lists {
         let _ = writeln!(w, "{title}");
         match &supported {
-            Some(n) => match arch::gencodes(list.as_ref(), tool.ptx, &n.arch_info()) {
+            Some(n) => match arch::gencodes(
+                list.as_ref(),
+                tool.ptx,
+                &arch::NvccArchs {
+                    sbsa,
+                    ..n.arch_info()
+                },
+            ) {
                 Ok(g) => {
                     let flags: Vec<String> = g.iter().map(|g| format!("-gencode {g}")).collect();
                     let _ = writeln!(w, "    {}", flags.join(" "));
@@ -593,10 +605,11 @@ fn target_section(
             if found.is_empty() {
                 let _ = writeln!(
                     w,
-                    "  {} wheels: none yet in {} (pip downloads them at the first build, for {})",
+                    "  {} wheels: none yet in {} (fetched by pip, for manylinux_2_{}_{} and older, when a build or the wheel preview below needs them)",
                     c.machine,
                     site.display(),
-                    cross::platforms(&c).join(", ")
+                    c.glibc.minor,
+                    c.machine
                 );
             } else {
                 let _ = writeln!(w, "  {} wheels in {}:", c.machine, site.display());

@@ -199,6 +199,14 @@ def test_second_cross_build_downloads_nothing(cross_python, tmp_path):
     site = project / "build/cudawheel/aarch64/site"
     assert (site / "nvidia/cu13/lib/libcudart.so.13").is_file()
     assert not list((project / "build/cudawheel/aarch64/wheels").glob("*.whl"))
+    # doctor: the target, the aarch64 wheels found, zig's target, the SBSA archs.
+    doc = run([cross_python, "-m", "cudawheel", "doctor", project, "-C", "target=aarch64"], env=zig_env(**OFFLINE)).stdout
+    assert "Target: aarch64 (cross-build from x86_64, from config setting `-C target`), glibc 2.28" in doc, doc
+    assert re.search(r"aarch64 wheels in \S+/build/cudawheel/aarch64/site:\n    nvidia-cuda-runtime 13\.", doc), doc
+    assert "target aarch64-linux-gnu.2.28" in doc and "Host compiler: zig" in doc, doc
+    assert "GPU architectures: from the default for aarch64 (SBSA) systems" in doc, doc
+    for g in ["compute_90,code=sm_90", "compute_100,code=sm_100", "compute_120,code=sm_120", "compute_120,code=compute_120"]:
+        assert g in doc, doc
     # pip cannot reach an index now: the second build must not need it.
     (project / "csrc/saxpy.cu").write_text((project / "csrc/saxpy.cu").read_text() + "\n// changed\n")
     path, log = build(cross_python, project, tmp_path / "out2", "target=aarch64", "archs=90",
