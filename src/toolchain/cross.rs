@@ -37,6 +37,13 @@ pub enum CrossError {
     Torch { key: String },
     #[error("`tool.cudawheel.target` = \"aarch64\": the CUDA library `{library}` was found in {found_in}, not in one of NVIDIA's wheels, so there is no aarch64 copy of it to link")]
     NotInWheel { library: String, found_in: String },
+    #[error("`tool.cudawheel.target` = \"aarch64\": {header} differs between {dist} for x86_64 ({}) and for aarch64 ({}); nvcc compiles with the x86_64 copy, so the build would not match the runtime it links", host.display(), target.display())]
+    HeadersDiffer {
+        dist: String,
+        header: String,
+        host: PathBuf,
+        target: PathBuf,
+    },
     #[error("`tool.cudawheel.target` = \"aarch64\": {dist} {version} has no wheel for {platform} on the package index (`pip download` said: {message})")]
     NoWheel {
         dist: String,
@@ -72,6 +79,9 @@ impl Hint for CrossError {
             CrossError::NotInWheel { .. } => vec![
                 "let the library come from NVIDIA's wheels: unset its `<PREFIX>_LIBRARY_PATH`/`_DIR` variables, and for a declared library set `pip-package`".into(),
                 "`cudart = \"static\"` links the toolkit's x86_64 libcudart_static.a: use the default `cudart = \"shared\"`".into(),
+            ],
+            CrossError::HeadersDiffer { .. } => vec![
+                "report it to cudawheel: NVIDIA's runtime headers have been the same for both CPUs; meanwhile build on an aarch64 machine".into(),
             ],
             CrossError::NoWheel { .. } => vec![
                 "NVIDIA publishes most CUDA wheels for manylinux aarch64; pick a version that has one, or raise `manylinux` if the wheel needs a newer glibc".into(),
