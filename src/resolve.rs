@@ -122,6 +122,12 @@ impl Resolved {
 /// config -> plan -> toolchain -> libraries -> bindings: what `doctor`, the metadata hook and
 /// every build share.
 pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
+    resolve_with(req, false)
+}
+
+/// `resolve`; with `split`, and `split = "library"` set, the plan's GPU code moved into
+/// generated shared libraries (`plan::split`) before the libraries each target links are found.
+pub fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut plan = BuildPlan::new(&config, req.python)?;
@@ -150,6 +156,9 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
     if let Some(zig) = &mut toolchain.zig {
         toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
+    }
+    if split {
+        crate::plan::split::apply(&mut plan, &config, toolchain.nvcc.major)?;
     }
     let torch_libs = match &torch_info {
         Some(info) => torch::for_build(info, &plan, &toolchain.nvcc)?,

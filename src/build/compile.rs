@@ -311,13 +311,15 @@ pub fn compile_jobs(
     cuda_includes: &[String],
 ) -> Vec<Job> {
     let mut common: Vec<String> = vec!["-O3".into(), "-DNDEBUG".into()];
-    if let Some(minor) = plan.limited_api {
+    // A `split = "library"` library is Python-independent: no Python headers, no limited API.
+    let python_dir = (!ext.split_library).then_some(&python.include_dir);
+    if let Some(minor) = plan.limited_api.filter(|_| !ext.split_library) {
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
     // The project's absolute path never reaches the objects (`__FILE__`): the commands run in
     // the project root and name its files relatively (`stable_paths`).
-    for dir in ext.include_dirs.iter().chain([&python.include_dir]) {
+    for dir in ext.include_dirs.iter().chain(python_dir) {
         common.push(format!("-I{}", dir.display()));
     }
     common.extend(cuda_includes.iter().cloned());
