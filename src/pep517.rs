@@ -555,13 +555,11 @@ fn split_wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Ve
         r.name.display
     ));
     let (mut lib_files, mut bind_files) = (Files::default(), Files::default());
+    // The library wheel needs no helper: the binding wheel's checks its GPU code and loads it.
     for (path, text) in import_helpers(&r, &built) {
-        let files = if in_lib(&path) {
-            &mut lib_files
-        } else {
-            &mut bind_files
-        };
-        files.add_bytes(&path, text, false);
+        if !in_lib(&path) {
+            bind_files.add_bytes(&path, text, false);
+        }
     }
     let stale: Vec<String> = r
         .plan
@@ -585,7 +583,7 @@ fn split_wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Ve
         stale.iter().cloned().partition(|p| in_lib(p));
     let mut bind_dist = r.dist_info();
     bind_dist.cuda_requires = &bind_requires;
-    let pin = format!("{}=={}", lib_name.display, r.config.project.version);
+    let pin = crate::plan::split::library_requirement(&r.config, r.toolchain.nvcc.major);
     bind_dist.framework_requires.push(pin);
     let lib = OneWheel {
         dist: wheel_files::DistInfo {

@@ -131,6 +131,9 @@ pub fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut plan = BuildPlan::new(&config, req.python)?;
+    if split {
+        crate::plan::split::check(&plan, &config)?;
+    }
     // What zig mode cannot build (torch among it) is refused before torch is probed.
     toolchain::zig::check(&config.tool, &req.python.machine).map_err(ToolchainError::from)?;
     // `bindings = "torch"`: torch is asked about itself once, before discovery (a missing

@@ -312,8 +312,8 @@ pub fn compile_jobs(
 ) -> Vec<Job> {
     let mut common: Vec<String> = vec!["-O3".into(), "-DNDEBUG".into()];
     // A `split = "library"` library is Python-independent: no Python headers, no limited API.
-    let python_dir = (!ext.split_library).then_some(&python.include_dir);
-    if let Some(minor) = plan.limited_api.filter(|_| !ext.split_library) {
+    let python_dir = ext.split_library.is_none().then_some(&python.include_dir);
+    if let Some(minor) = plan.limited_api.filter(|_| ext.split_library.is_none()) {
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));

@@ -228,6 +228,18 @@ pub fn import_helpers<'a>(
                 gpus.push((targets[j].wheel_path.clone(), gpu.clone()));
             }
         }
+        // After the NVIDIA libraries (it needs them): a split library, found on sys.path
+        // where the extension's RPATH does not reach it.
+        let split = split_libraries_of(targets, target).filter_map(|j| {
+            let t = &targets[j];
+            let (dir, soname) = t.wheel_path.rsplit_once('/')?;
+            Some(Preload {
+                soname: soname.to_string(),
+                site_dir: dir.to_string(),
+                requirement: t.split_library.clone()?,
+            })
+        });
+        let split: Vec<Preload> = split.collect();
         for lib in libs.clone() {
             let (Some(p), Some(dir)) = (&lib.provider, &lib.site_lib_dir) else {
                 continue;
@@ -241,6 +253,11 @@ pub fn import_helpers<'a>(
                 if !list.contains(&entry) {
                     list.push(entry);
                 }
+            }
+        }
+        for entry in split {
+            if !list.contains(&entry) {
+                list.push(entry);
             }
         }
     }
@@ -270,7 +287,7 @@ fn split_libraries_of<'a>(
     target: &'a TargetPlan,
 ) -> impl Iterator<Item = usize> + 'a {
     targets.iter().enumerate().filter_map(move |(j, t)| {
-        (t.split_library && target.link_with.contains(&t.module)).then_some(j)
+        (t.split_library.is_some() && target.link_with.contains(&t.module)).then_some(j)
     })
 }
 

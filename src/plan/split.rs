@@ -61,8 +61,17 @@ pub fn library_folder(config: &Config, major: u32) -> String {
     )
 }
 
-/// Moves each extension's `.cu` sources into a generated shared library it links.
-pub fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), PlanError> {
+/// `demo-lib-cu13==1.0`: what each binding wheel requires of the library wheel.
+pub fn library_requirement(config: &Config, major: u32) -> String {
+    let project = &config.project;
+    format!(
+        "{}-lib-cu{major}=={}",
+        project.normalized_name, project.version
+    )
+}
+
+/// What `split = "library"` refuses, checked before any toolchain is looked for.
+pub fn check(plan: &BuildPlan, config: &Config) -> Result<(), PlanError> {
     let tool = &config.tool;
     let Some(origin) = tool.split.clone() else {
         return Ok(());
@@ -73,18 +82,15 @@ pub fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), Pl
     if tool.cuda_deps == CudaDeps::Extra {
         return Err(SplitError::CudaDepsExtra { origin }.into());
     }
-    let folder = library_folder(config, major);
-    let mut libs = Vec::new();
-    for t in plan.targets.iter_mut() {
-        if t.kind != TargetKind::Extension || !t.sources.iter().any(|s| s.lang == Lang::Cuda) {
-            continue;
-        }
+    let mut any = false;
+    for t in plan.targets.iter().filter(|t| has_gpu_code(t)) {
+        any = true;
         let bindings = match t.bindings {
-            Bindings::Torch => Some("torch"),
-            Bindings::Jax => Some("jax"),
-            _ => None,
+            Bindings::Torch => "torch",
+            Bindings::Jax => "jax",
+            _ => "",
         };
-        if let Some(bindings) = bindings {
+        if !bindings.is_empty() {
             return Err(SplitError::Bindings {
                 origin,
                 key: t.key.clone(),
@@ -92,14 +98,8 @@ pub fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), Pl
             }
             .into());
         }
-        let (cuda, host): (Vec<_>, Vec<_>) = t
-            .sources
-            .iter()
-            .cloned()
-            .partition(|s| s.lang == Lang::Cuda);
         // The project's own host sources (not those a binding library or the import check add).
-        let own = own_config(config, t);
-        let own_host = super::sources_of(&config.root, &own)?
+        let own_host = super::sources_of(&config.root, &own_config(config, t))?
             .iter()
             .any(|s| s.lang != Lang::Cuda);
         if !own_host {
@@ -109,14 +109,38 @@ pub fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), Pl
             }
             .into());
         }
-        let lib = library_of(config, t, cuda, &folder)?;
+    }
+    if !any {
+        return Err(SplitError::NothingToSplit { origin }.into());
+    }
+    Ok(())
+}
+
+fn has_gpu_code(t: &TargetPlan) -> bool {
+    t.kind == TargetKind::Extension && t.sources.iter().any(|s| s.lang == Lang::Cuda)
+}
+
+/// Moves each extension's `.cu` sources into a generated shared library it links (after
+/// `check`).
+pub fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), PlanError> {
+    if config.tool.split.is_none() {
+        return Ok(());
+    }
+    check(plan, config)?;
+    let folder = library_folder(config, major);
+    let requirement = library_requirement(config, major);
+    let mut libs = Vec::new();
+    for t in plan.targets.iter_mut().filter(|t| has_gpu_code(t)) {
+        let (cuda, host): (Vec<_>, Vec<_>) = t
+            .sources
+            .iter()
+            .cloned()
+            .partition(|s| s.lang == Lang::Cuda);
+        let lib = library_of(config, t, cuda, (&folder, &requirement))?;
         t.sources = host;
         t.rdc = false;
         t.link_with.push(lib.module.clone());
         libs.push(lib);
-    }
-    if libs.is_empty() {
-        return Err(SplitError::NothingToSplit { origin }.into());
     }
     libs.append(&mut plan.targets);
     plan.targets = libs;
@@ -140,7 +164,7 @@ fn library_of(
     config: &Config,
     t: &TargetPlan,
     cuda: Vec<super::Source>,
-    folder: &str,
+    (folder, requirement): (&str, &str),
 ) -> Result<TargetPlan, PlanError> {
     let own = own_config(config, t);
     let mut include_dirs = Vec::new();
@@ -169,7 +193,7 @@ fn library_of(
         bindings: Bindings::None,
         wheel_path: format!("{folder}/{soname}"),
         archs: t.archs.clone(),
-        split_library: true,
+        split_library: Some(requirement.to_string()),
     })
 }
 
@@ -200,7 +224,8 @@ mod tests {
         let plan = planned("", "[\"k.cu\", \"m.cpp\"]").unwrap();
         let (lib, ext) = (&plan.targets[0], &plan.targets[1]);
         assert_eq!(lib.wheel_path, "demo_x_lib_cu13/libp__core_gpu.so");
-        assert!(lib.split_library && lib.rdc && !ext.rdc);
+        assert_eq!(lib.split_library.as_deref(), Some("demo-x-lib-cu13==1"));
+        assert!(lib.rdc && !ext.rdc);
         assert!(lib.sources.iter().all(|s| s.lang == Lang::Cuda));
         assert!(ext.sources.iter().all(|s| s.lang != Lang::Cuda));
         assert_eq!(ext.link_with, ["p__core_gpu"]);
