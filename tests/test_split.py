@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Wheel, clean_env, copy_example, readelf_dynamic, run
+from conftest import Wheel, clean_env, copy_example, readelf_dynamic, run, toolkit_home
 from test_size_budget import fatbin_bytes, pyenv_python
 
 MINORS = (9, 11, 12)
@@ -220,35 +220,40 @@ def test_pep517_hook_builds_one_ordinary_wheel(release, wheelhouse, cu13_home):
 
 
 def test_split_with_limited_api_cuda_majors_and_sdist(backend_python, cu13_home, tmp_path):
-    """saxpy (C API, cp39-abi3) with `split = "library"` in pyproject.toml: its sdist, unpacked,
-    built by the CLI for CUDA 12 and 13 gives a library wheel per major and an abi3 binding
-    wheel per major; the CUDA 13 pair installs and imports."""
+    """saxpy (C API, cp39-abi3) with `split = "library"` in pyproject.toml: built by the CLI for
+    CUDA 12 and 13, a library wheel per major and an abi3 binding wheel per major; its sdist
+    (made for CUDA 13), unpacked and built by the CLI, gives both wheels again, which install and
+    import."""
     project = copy_example("saxpy", tmp_path)
     text = (project / "pyproject.toml").read_text()
     (project / "pyproject.toml").write_text(text.replace("[tool.cudawheel]\n", '[tool.cudawheel]\nsplit = "library"\n'))
-    env = clean_env(CUDA_HOME=cu13_home, CUDAWHEEL_ARCHS="80")
-    sdist = Path(run([backend_python, "-m", "cudawheel", "sdist", project, "-o", tmp_path / "sd"], env=env).stdout.strip())
+    # As test_variants.py finds both toolkits: CUDA 12 in CUDA_HOME, CUDA 13 in CUDA_PATH.
+    env = clean_env(CUDA_HOME=toolkit_home(12), CUDA_PATH=cu13_home, CUDAWHEEL_ARCHS="80")
+    out = tmp_path / "out"
+    proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", out, "--cuda", "12", "--cuda", "13"], env=env)
+    names = [Path(p).name for p in proc.stdout.split()]
+    assert len(names) == 4, names
+    for major, (lib, binding) in zip((12, 13), (names[:2], names[2:])):
+        assert re.fullmatch(rf"saxpy_lib_cu{major}-0\.1\.0-py3-none-manylinux_2_\d+_x86_64\.whl", lib), names
+        assert re.fullmatch(rf"saxpy_cu{major}-0\.1\.0-cp39-abi3-manylinux_2_\d+_x86_64\.whl", binding), names
+        assert f"saxpy-lib-cu{major}==0.1.0" in Wheel(out / binding).field("Requires-Dist")
+        assert re.fullmatch(rf"nvidia-cuda-runtime(-cu12)?>={major}\.\d+,<{major + 1}",
+                            " ".join(Wheel(out / lib).field("Requires-Dist"))), Wheel(out / lib).field("Requires-Dist")
+    assert run([backend_python, "-m", "cudawheel", "audit", *sorted(out.glob("*.whl"))]).returncode == 0
+    # The sdist, made for CUDA 13, unpacked and built by the CLI.
+    env13 = clean_env(CUDA_HOME=cu13_home, CUDAWHEEL_ARCHS="80")
+    sdist = Path(run([backend_python, "-m", "cudawheel", "sdist", project, "-o", tmp_path / "sd"], env=env13).stdout.strip())
+    assert sdist.name == "saxpy_cu13-0.1.0.tar.gz", sdist.name
     with tarfile.open(sdist) as tar:
         tar.extractall(tmp_path / "unpacked", filter="data")
     (src,) = (tmp_path / "unpacked").iterdir()
-    out = tmp_path / "out"
-    majors = ["--cuda", "13"]
-    if Path("/usr/local/cuda/bin/nvcc").exists():
-        majors += ["--cuda", "12"]
-    proc = run([backend_python, "-m", "cudawheel", "wheel", src, "-o", out, *majors], env=env)
-    names = sorted(Path(p).name for p in proc.stdout.split())
-    expected = [rf"saxpy_cu{m}-0\.1\.0-cp39-abi3-manylinux_2_\d+_x86_64\.whl" for m in majors[1::2]]
-    expected += [rf"saxpy_lib_cu{m}-0\.1\.0-py3-none-manylinux_2_\d+_x86_64\.whl" for m in majors[1::2]]
-    assert len(names) == len(expected) and all(any(re.fullmatch(e, n) for n in names) for e in expected), names
-    for n in names:
-        if n.startswith("saxpy_cu"):
-            major = n.split("-")[0][-2:]
-            assert f"saxpy-lib-cu{major}==0.1.0" in Wheel(out / n).field("Requires-Dist")
-    assert run([backend_python, "-m", "cudawheel", "audit", *sorted(out.glob("*.whl"))]).returncode == 0
+    from_sdist = tmp_path / "from-sdist"
+    proc = run([backend_python, "-m", "cudawheel", "wheel", src, "-o", from_sdist], env=env13)
+    names = [Path(p).name for p in proc.stdout.split()]
+    assert [n.split("-")[0] for n in names] == ["saxpy_lib_cu13", "saxpy_cu13"], names
     venv_dir = tmp_path / "use"
     run([pyenv_python(11), "-m", "venv", venv_dir])
     py = venv_dir / "bin/python"
-    (binding,) = out.glob("saxpy_cu13-*.whl")
-    run([py, "-m", "pip", "install", "-q", "--find-links", out, binding], env=clean_env())
+    run([py, "-m", "pip", "install", "-q", "--find-links", from_sdist, from_sdist / names[1]], env=clean_env())
     shown = run([py, "-c", "import saxpy; print(saxpy.runtime_version())"], cwd=tmp_path, env=clean_env()).stdout
     assert int(shown.split()[0]) >= 13000, shown
