@@ -104,7 +104,7 @@ def test_split_layout_and_size(release, backend_python):
     # The bytes: the split ships the GPU code (and its host wrappers) once.
     plain_total = sum(p.stat().st_size for p in plain)
     split_total = sum(p.stat().st_size for p in split)
-    print(f"\nper-Python: {plain_total} bytes, split: {split_total} bytes "
+    print(f"\nper-Python: {plain_total} bytes {[p.stat().st_size for p in plain]}, split: {split_total} bytes "
           f"(library {lib.stat().st_size}, bindings {[b.stat().st_size for b in bindings]}), fatbin {lib_fat}")
     rep = json.loads(run([backend_python, "-m", "cudawheel", "size", "--json", tmp / "plain"]).stdout)
     duplicated = rep["projects"][0]["duplicated_gpu_bytes"]

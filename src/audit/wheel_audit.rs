@@ -1,6 +1,7 @@
 //! `python -m cudawheel audit WHEEL`: checks a finished wheel against contract §4, with no
 //! knowledge of how it was built. Every ELF's NEEDED must resolve (system allow-list, the
-//! wheel itself, or a declared NVIDIA wheel reachable through its RPATH); RPATH entries must be
+//! wheel itself, a declared NVIDIA wheel reachable through its RPATH, or a `split = "library"`
+//! library wheel required at `==` whose folder its RPATH reaches); RPATH entries must be
 //! `$ORIGIN`-relative, non-empty, never into a build environment (absolute only in `linux_*`
 //! wheels made with `system-rpath`); no RUNPATH; the platform tag no older than the ELFs allow.
 //! The build runs it on every wheel it writes.
@@ -420,6 +421,20 @@ fn platform_before_label(filename: &str, label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_one_exact_version_is_a_pin() {
+        let pin = |r: &str| is_exact_pin(&r.parse().unwrap());
+        assert!(pin("demo-lib-cu13==1.0"));
+        for not in [
+            "demo-lib-cu13>=1.0",
+            "demo-lib-cu13==1.*",
+            "demo-lib-cu13",
+            "demo-lib-cu13==1.0,!=2",
+        ] {
+            assert!(!pin(not), "{not}");
+        }
+    }
 
     #[test]
     fn origin_dirs_resolve_relative_to_the_member() {
