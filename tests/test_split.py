@@ -118,6 +118,9 @@ def test_split_layout_and_size(release, backend_python):
     rep = json.loads(run([backend_python, "-m", "cudawheel", "size", "--json", tmp / "split"]).stdout)
     assert rep["total_bytes"] == split_total and all(p["duplicated_gpu_bytes"] == 0 for p in rep["projects"]), rep
     assert "built pybind_saxpy_lib_cu13-0.1.0-py3-none" in stderr and stderr.count(f"built {LIB}") == 1, stderr
+    # The GPU code is compiled once: the later interpreters reuse the library's steps.
+    assert stderr.count("] nvcc csrc/saxpy.cu ") == 1 and stderr.count(f"] link {LIB}/") == 1, stderr
+    assert stderr.count("] c++ csrc/module.cpp ") == 3, stderr
 
 
 def test_split_wheels_install_and_import(release):

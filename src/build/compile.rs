@@ -101,6 +101,9 @@ pub struct Job {
     pub cwd: Option<PathBuf>,
     /// Variables set for it on top of the inherited environment (the launcher's settings).
     pub env: Vec<(String, String)>,
+    /// A step of a `split = "library"` library: its output does not depend on the Python the
+    /// build is for, so its record is keyed without it (one compile for every `--python`).
+    pub python_free: bool,
 }
 
 #[cfg(test)]
@@ -121,6 +124,7 @@ impl Job {
             estimate: 1.0,
             cwd: None,
             env: Vec::new(),
+            python_free: false,
         }
     }
 }
@@ -421,6 +425,7 @@ pub fn compile_jobs(
                 },
                 cwd: None,
                 env: Vec::new(),
+                python_free: ext.split_library.is_some(),
             }
         })
         .collect()
@@ -472,6 +477,7 @@ pub fn dlink_job(
         estimate: 2.0,
         cwd: None,
         env: Vec::new(),
+        python_free: ext.split_library.is_some(),
     }
 }
 
