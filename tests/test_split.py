@@ -260,3 +260,29 @@ def test_split_with_limited_api_cuda_majors_and_sdist(backend_python, cu13_home,
     run([py, "-m", "pip", "install", "-q", "--find-links", from_sdist, from_sdist / names[1]], env=clean_env())
     shown = run([py, "-c", "import saxpy; print(saxpy.runtime_version())"], cwd=tmp_path, env=clean_env()).stdout
     assert int(shown.split()[0]) >= 13000, shown
+
+
+def test_split_for_several_pythons_and_cuda_majors(release, backend_python, cu13_home):
+    """`--python` twice and `--cuda 12 --cuda 13`: one library wheel per CUDA major (its GPU code
+    compiled once per major) and a binding wheel per Python and major, each pinning its major's
+    library; every wheel passes the audit."""
+    tmp = release[0]
+    project = copy_example("pybind_saxpy", tmp / "matrix")
+    out = tmp / "matrix-out"
+    env = clean_env(CUDA_HOME=toolkit_home(12), CUDA_PATH=cu13_home, CUDAWHEEL_ARCHS="80")
+    args = wheel_args(backend_python, project, out, [tmp / "build9/bin/python", tmp / "build12/bin/python"],
+                      "split=library") + ["--cuda", "12", "--cuda", "13"]
+    proc = run(args, env=env)
+    names = [Path(p).name.split("-manylinux")[0] for p in proc.stdout.split()]
+    assert names == [
+        "pybind_saxpy_lib_cu12-0.1.0-py3-none", "pybind_saxpy_cu12-0.1.0-cp39-cp39",
+        "pybind_saxpy_lib_cu13-0.1.0-py3-none", "pybind_saxpy_cu13-0.1.0-cp39-cp39",
+        "pybind_saxpy_cu12-0.1.0-cp312-cp312", "pybind_saxpy_cu13-0.1.0-cp312-cp312",
+    ], names
+    assert proc.stderr.count("] nvcc csrc/saxpy.cu ") == 2, proc.stderr
+    for path in (Path(p) for p in proc.stdout.split()):
+        if "_lib_" not in path.name:
+            major = path.name.split("-")[0][-2:]
+            assert f"pybind-saxpy-lib-cu{major}==0.1.0" in Wheel(path).field("Requires-Dist"), path.name
+    audit = run([backend_python, "-m", "cudawheel", "audit", *proc.stdout.split()])
+    assert audit.stdout.count("OK  ") == 6, audit.stdout
