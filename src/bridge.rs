@@ -95,9 +95,12 @@ fn hook(
     .map_err(BuildError::new_err)
 }
 
-/// `build_matrix(source_tree, output_dir, majors, settings_json, python_json) -> [paths]`:
-/// one wheel per CUDA major (and the variants index for a variant build).
+/// `build_matrix(source_tree, output_dir, majors, settings_json, python_json, library=True)
+/// -> [paths]`: one wheel per CUDA major (and the variants index for a variant build); an
+/// empty `majors`: the wheels of the configured major (`pep517::build_wheels`). `library`:
+/// with `split = "library"`, also write the library wheel.
 #[pyfunction]
+#[pyo3(signature = (source_tree, output_dir, majors, settings_json, python_json, library=true))]
 fn build_matrix(
     py: Python<'_>,
     source_tree: &str,
@@ -105,6 +108,7 @@ fn build_matrix(
     majors: Vec<u32>,
     settings_json: &str,
     python_json: &str,
+    library: bool,
 ) -> PyResult<Vec<String>> {
     py.detach(|| -> Result<Vec<String>, String> {
         let (overrides, python) = parse_inputs(settings_json, python_json)?;
@@ -113,7 +117,13 @@ fn build_matrix(
             overrides: &overrides,
             python: &python,
         };
-        pep517::build_matrix(&req, Path::new(output_dir), &majors)
+        let out = Path::new(output_dir);
+        let written = if majors.is_empty() {
+            pep517::build_wheels(&req, out, library)
+        } else {
+            pep517::build_matrix(&req, out, &majors, library)
+        };
+        written
             .map(|v| v.iter().map(|p| p.display().to_string()).collect())
             .map_err(|e| crate::render(&e))
     })

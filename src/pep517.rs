@@ -207,7 +207,8 @@ fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
     )
 }
 
-/// Builds the wheel into `wheel_dir`; returns its file name.
+/// Builds the wheel into `wheel_dir`; returns its file name. A frontend asks for one wheel:
+/// `split = "library"` is left to `python -m cudawheel wheel` (`build_wheels`), and said so.
 pub fn build_wheel(
     req: &Request<'_>,
     wheel_dir: &Path,
@@ -215,8 +216,16 @@ pub fn build_wheel(
 ) -> Result<String, Error> {
     // `built` holds the build-dir lock until the wheel is written.
     let (r, built) = build_checked(req, metadata_dir)?;
+    if r.config.tool.split.is_some() {
+        ui::status("split = \"library\": a PEP 517 frontend takes one wheel, so this is one ordinary wheel (GPU code inside); `python -m cudawheel wheel . -o dist --python PY ...` writes the library wheel and the binding wheels");
+    }
+    write_whole(&r, &built, wheel_dir)
+}
+
+/// The one wheel of a build: every built target, the packages, the import helpers.
+fn write_whole(r: &Resolved, built: &Built, wheel_dir: &Path) -> Result<String, Error> {
     let mut files = Files::default();
-    for (path, text) in import_helpers(&r, &built) {
+    for (path, text) in import_helpers(r, built) {
         files.add_bytes(&path, text, false);
     }
     let stale: Vec<String> = r
@@ -232,7 +241,7 @@ pub fn build_wheel(
         files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
     }
     let previous = r.plan.build_dir.join("last.whl");
-    finish_wheel(&r, wheel_dir, &built, files, Some(&previous))
+    finish_wheel(r, wheel_dir, built, files, Some(&previous))
 }
 
 /// Writes and audits the wheel, reports its size and the build's summary.
@@ -245,12 +254,41 @@ fn finish_wheel(
     files: Files,
     previous: Option<&Path>,
 ) -> Result<String, Error> {
+    let elfs: Vec<String> = r
+        .plan
+        .targets
+        .iter()
+        .map(|t| t.wheel_path.clone())
+        .collect();
+    let one = OneWheel {
+        dist: r.dist_info(),
+        tag: built.tag.clone(),
+        elfs,
+    };
+    finish_one(r, wheel_dir, built, files, previous, &one)
+}
+
+/// What one wheel of a build is: its `.dist-info`, its tag, its ELF files (wheel paths).
+struct OneWheel<'a> {
+    dist: wheel_files::DistInfo<'a>,
+    tag: String,
+    elfs: Vec<String>,
+}
+
+/// `finish_wheel` for one of the wheels a build makes.
+fn finish_one(
+    r: &Resolved,
+    wheel_dir: &Path,
+    built: &Built,
+    files: Files,
+    previous: Option<&Path>,
+    one: &OneWheel<'_>,
+) -> Result<String, Error> {
     let start = std::time::Instant::now();
     let nvcc = &r.toolchain.nvcc;
-    let dist = r.dist_info();
     let w = WheelFile {
-        dist: &dist,
-        tag: &built.tag,
+        dist: &one.dist,
+        tag: &one.tag,
         variant: r.variant.as_ref().map(|spec| {
             variants::label_and_json(
                 spec,
@@ -289,12 +327,7 @@ fn finish_wheel(
     if let Some(keep) = previous {
         archive::keep_copy(&path, keep);
     }
-    let elfs: Vec<PathBuf> = r
-        .plan
-        .targets
-        .iter()
-        .map(|t| built.out_dir.join(&t.wheel_path))
-        .collect();
+    let elfs: Vec<PathBuf> = one.elfs.iter().map(|p| built.out_dir.join(p)).collect();
     let gpu = audit::size::gpu_line(&elfs, r.toolchain.compress, nvcc.major);
     summary(
         &filename,
@@ -426,6 +459,7 @@ pub fn build_matrix(
     req: &Request<'_>,
     wheel_dir: &Path,
     majors: &[u32],
+    library: bool,
 ) -> Result<Vec<PathBuf>, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
@@ -445,8 +479,8 @@ pub fn build_matrix(
             overrides: &overrides,
             ..req.clone()
         };
-        match build_wheel(&one, wheel_dir, None) {
-            Ok(name) => written.push(wheel_dir.join(name)),
+        match build_wheels(&one, wheel_dir, library) {
+            Ok(paths) => written.extend(paths),
             Err(e) => {
                 for path in &written {
                     let _ = std::fs::remove_file(path);
@@ -459,6 +493,147 @@ pub fn build_matrix(
         for index in variants::index_for_dir(wheel_dir)? {
             ui::status(&format!("wrote {}", index.display()));
             written.push(index);
+        }
+    }
+    Ok(written)
+}
+
+/// `python -m cudawheel wheel`: the one wheel `build_wheel` makes; with `split = "library"`
+/// the binding wheel for this Python and, when `library`, the library wheel
+/// `<name>-lib-cu<major>` (`py3-none`) holding the GPU code. Returns the files written (all or
+/// nothing).
+pub fn build_wheels(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    library: bool,
+) -> Result<Vec<PathBuf>, Error> {
+    let config = Config::load(req.source_tree, req.overrides)?;
+    if config.tool.split.is_none() {
+        let start = std::time::Instant::now();
+        let r = resolve(req)?;
+        let configure = start.elapsed().as_secs_f64();
+        let mut built = compile_and_link(&r)?;
+        built.timing.configure = configure;
+        let name = write_whole(&r, &built, wheel_dir)?;
+        return Ok(vec![wheel_dir.join(name)]);
+    }
+    split_wheels(req, wheel_dir, library)
+}
+
+/// `split = "library"`: one build, then the library wheel (when `library`: the GPU code,
+/// `py3-none`) and the binding wheel pinning it `==`.
+fn split_wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Vec<PathBuf>, Error> {
+    let start = std::time::Instant::now();
+    let r = crate::resolve::resolve_with(req, true)?;
+    let configure = start.elapsed().as_secs_f64();
+    let mut built = compile_and_link(&r)?;
+    built.timing.configure = configure;
+    let folder = crate::plan::split::library_folder(&r.config, r.toolchain.nvcc.major);
+    let in_lib = |path: &str| path.starts_with(&format!("{folder}/"));
+    let lib_name = metadata::DistName::new(
+        &r.config.project,
+        &format!("-lib-cu{}", r.toolchain.nvcc.major),
+    );
+    let needed_of = |lib: bool| -> std::collections::BTreeSet<String> {
+        r.plan
+            .targets
+            .iter()
+            .zip(&built.checked.reports)
+            .filter(|(t, _)| in_lib(&t.wheel_path) == lib)
+            .flat_map(|(_, rep)| rep.needed.iter().cloned())
+            .collect()
+    };
+    let (lib_requires, _) = r.requirements(&needed_of(true));
+    let (bind_requires, _) = r.requirements(&needed_of(false));
+    let mut lib_project = r.config.project.clone();
+    lib_project.dependencies.clear();
+    lib_project.optional_dependencies.clear();
+    lib_project.entry_points.clear();
+    lib_project.readme = None;
+    lib_project.description = Some(format!(
+        "The GPU code of {}, shared by its per-Python wheels",
+        r.name.display
+    ));
+    let (mut lib_files, mut bind_files) = (Files::default(), Files::default());
+    // The library wheel needs no helper: the binding wheel's checks its GPU code and loads it.
+    for (path, text) in import_helpers(&r, &built) {
+        if !in_lib(&path) {
+            bind_files.add_bytes(&path, text, false);
+        }
+    }
+    let stale: Vec<String> = r
+        .plan
+        .targets
+        .iter()
+        .map(|t| t.wheel_path.clone())
+        .collect();
+    for pkg in &r.plan.packages {
+        wheel_files::add_package(&mut bind_files, &r.plan.python_source, pkg, &stale)?;
+    }
+    for t in &r.plan.targets {
+        let files = if in_lib(&t.wheel_path) {
+            &mut lib_files
+        } else {
+            &mut bind_files
+        };
+        files.add_file(&t.wheel_path, &built.out_dir.join(&t.wheel_path))?;
+    }
+    let platform = built.tag.splitn(3, '-').nth(2).unwrap_or("").to_string();
+    let (lib_elfs, bind_elfs): (Vec<String>, Vec<String>) =
+        stale.iter().cloned().partition(|p| in_lib(p));
+    let mut bind_dist = r.dist_info();
+    bind_dist.cuda_requires = &bind_requires;
+    let pin = crate::plan::split::library_requirement(&r.config, r.toolchain.nvcc.major);
+    bind_dist.framework_requires.push(pin);
+    let lib = OneWheel {
+        dist: wheel_files::DistInfo {
+            project: &lib_project,
+            name: &lib_name,
+            framework_requires: Vec::new(),
+            cuda_requires: &lib_requires,
+            ..r.dist_info()
+        },
+        tag: format!("py3-none-{platform}"),
+        elfs: lib_elfs,
+    };
+    let bindings = OneWheel {
+        dist: bind_dist,
+        tag: built.tag.clone(),
+        elfs: bind_elfs,
+    };
+    write_split(
+        &r,
+        &built,
+        wheel_dir,
+        (lib_files, &lib),
+        (bind_files, &bindings),
+        library,
+    )
+}
+
+/// Writes the library wheel (when `library`), then the binding wheel; all or nothing.
+fn write_split(
+    r: &Resolved,
+    built: &Built,
+    wheel_dir: &Path,
+    (lib_files, lib): (Files, &OneWheel<'_>),
+    (bind_files, bindings): (Files, &OneWheel<'_>),
+    library: bool,
+) -> Result<Vec<PathBuf>, Error> {
+    let mut written = Vec::new();
+    if library {
+        let previous = r.plan.build_dir.join("last-lib.whl");
+        let name = finish_one(r, wheel_dir, built, lib_files, Some(&previous), lib)?;
+        written.push(wheel_dir.join(name));
+    }
+    let previous = r.plan.build_dir.join("last.whl");
+    match finish_one(r, wheel_dir, built, bind_files, Some(&previous), bindings) {
+        Ok(name) => written.push(wheel_dir.join(name)),
+        Err(e) => {
+            for path in &written {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
         }
     }
     Ok(written)

@@ -127,6 +127,12 @@ impl Resolved {
 /// config -> plan -> toolchain -> libraries -> bindings: what `doctor`, the metadata hook and
 /// every build share.
 pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
+    resolve_with(req, false)
+}
+
+/// `resolve`; with `split`, and `split = "library"` set, the plan's GPU code moved into
+/// generated shared libraries (`plan::split`) before the libraries each target links are found.
+pub fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     // A cross-build (`target`) sees the interpreter as the target's: CPU, `EXT_SUFFIX`.
@@ -138,6 +144,9 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let mut plan = BuildPlan::new(&config, &python)?;
     if let Some(c) = &cross {
         plan.build_dir = toolchain::cross::build_dir(&plan.build_dir, c.machine);
+    }
+    if split {
+        crate::plan::split::check(&plan, &config)?;
     }
     // What zig mode cannot build (torch among it) is refused before torch is probed.
     toolchain::zig::check(&config.tool, &python.machine).map_err(ToolchainError::from)?;
@@ -165,6 +174,9 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     toolchain.cross = cross;
     if let Some(zig) = &mut toolchain.zig {
         toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
+    }
+    if split {
+        crate::plan::split::apply(&mut plan, &config, toolchain.nvcc.major)?;
     }
     let torch_libs = match &torch_info {
         Some(info) => torch::for_build(info, &plan, &toolchain.nvcc)?,

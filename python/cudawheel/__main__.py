@@ -11,6 +11,9 @@ GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries and the dr
 wheel recorded (`_cuda_libs.DRIVER_FLOORS`). doctor
 reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
 wheel built now would be named and declare; it works outside a project too.
+With `split = "library"` wheel writes the library wheel `<name>-lib-cu<major>` (the GPU code,
+py3-none) and the binding wheel; with `--python PY ...` the library once and a binding wheel per
+interpreter (a PEP 517 frontend gets one ordinary wheel instead).
 `wheel --python PY` (repeated; an interpreter path) builds the wheel for each of those Pythons
 (its tags, extension suffix, headers and binding libraries), one after the other in the same
 build-dir; combinable with `--cuda`. The interpreters need no cudawheel, only what the build finds
@@ -31,7 +34,7 @@ import json
 import os
 import sys
 
-from . import _python_info, build_sdist, build_wheel, get_requires_for_build_wheel
+from . import _python_info, build_sdist, get_requires_for_build_wheel
 
 
 def _gpu_code(wheel):
@@ -211,12 +214,14 @@ def _size(folder, as_json=False) -> int:
     return _size.print_report(rep)
 
 
-def _matrix(out_dir, majors, settings, info=None) -> int:
+def _matrix(out_dir, majors, settings, info=None, library=True) -> int:
+    """The wheels of each `--cuda` major (none: the configured major); with `split = "library"`
+    the binding wheel and, when `library`, the library wheel."""
     from . import _core, _settings
 
     os.makedirs(out_dir, exist_ok=True)
     return _print_written(lambda: _core.build_matrix(os.getcwd(), out_dir, majors, _settings(settings),
-                                                     json.dumps(info or _python_info())))
+                                                     json.dumps(info or _python_info()), library))
 
 
 def _interpreter_info(python):
@@ -239,23 +244,14 @@ def _interpreter_info(python):
 
 def _for_pythons(out_dir, pythons, majors, settings) -> int:
     """`wheel --python PY ...`: the wheel (or one per `--cuda` major) for each interpreter."""
-    from . import _core, _settings
-
     infos = [_interpreter_info(p) for p in pythons]
     if None in infos:
         return 1
     os.makedirs(out_dir, exist_ok=True)
-    for info in infos:
-        if majors:
-            if _matrix(out_dir, majors, settings, info):
-                return 1
-            continue
-        try:
-            name = json.loads(_core.hook("build_wheel", os.getcwd(), out_dir, None, _settings(settings), json.dumps(info)))
-        except _core.BuildError as err:
-            sys.stderr.write(f"{err}\n")
+    for i, info in enumerate(infos):
+        # split = "library": the library wheel (Python-independent) once, with the first.
+        if _matrix(out_dir, majors, settings, info, library=i == 0):
             return 1
-        print(os.path.join(out_dir, name))
     return 0
 
 
@@ -309,16 +305,18 @@ def main(argv=None) -> int:
     if args.command == "doctor":
         return _doctor(args.paths[0] if args.paths else ".", settings)
     out_dir = os.path.abspath(args.out_dir)
+    # A relative interpreter path names a file from here, not from the project (a bare name: PATH).
+    args.python = [os.path.abspath(p) if os.sep in p else p for p in args.python]
     os.chdir(args.paths[0] if args.paths else ".")
     if args.python:
         return _for_pythons(out_dir, args.python, args.cuda, settings)
-    if args.cuda:
+    if args.cuda or args.command == "wheel":
         return _matrix(out_dir, args.cuda, settings)
     if args.command == "requires":
         for req in get_requires_for_build_wheel(settings):
             print(req)
         return 0
-    name = (build_wheel if args.command == "wheel" else build_sdist)(out_dir, settings)
+    name = build_sdist(out_dir, settings)
     print(os.path.join(out_dir, name))
     return 0
 

@@ -1,6 +1,7 @@
 //! `python -m cudawheel audit WHEEL`: checks a finished wheel against contract §4, with no
 //! knowledge of how it was built. Every ELF's NEEDED must resolve (system allow-list, the
-//! wheel itself, or a declared NVIDIA wheel reachable through its RPATH); RPATH entries must be
+//! wheel itself, a declared NVIDIA wheel reachable through its RPATH, or a `split = "library"`
+//! library wheel required at `==` whose folder its RPATH reaches); RPATH entries must be
 //! `$ORIGIN`-relative, non-empty, never into a build environment (absolute only in `linux_*`
 //! wheels made with `system-rpath`); no RUNPATH; the platform tag no older than the ELFs allow.
 //! The build runs it on every wheel it writes.
@@ -134,6 +135,9 @@ struct WheelFacts {
     system_rpath_wheel: bool,
     /// Distribution names its METADATA requires.
     declared: BTreeSet<String>,
+    /// Those required at one exact version (`==`), in their folder form (`pkg_lib_cu13`): a
+    /// `split = "library"` library wheel installs its libraries in that folder.
+    pinned_folders: BTreeSet<String>,
 }
 
 /// Audits the wheel file at `path`.
@@ -153,12 +157,17 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .find(|(n, _)| n.ends_with(".dist-info/METADATA"))
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
         .ok_or_else(|| bad("it has no .dist-info/METADATA".into()))?;
-    let declared: BTreeSet<String> = metadata
+    let requirements: Vec<pep508_rs::Requirement<pep508_rs::VerbatimUrl>> = metadata
         .lines()
         .take_while(|l| !l.is_empty())
         .filter_map(|l| l.strip_prefix("Requires-Dist: "))
         .filter_map(|r| pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(r).ok())
-        .map(|r| r.name.to_string())
+        .collect();
+    let declared: BTreeSet<String> = requirements.iter().map(|r| r.name.to_string()).collect();
+    let pinned_folders = requirements
+        .iter()
+        .filter(|r| r.marker.is_true() && is_exact_pin(r))
+        .map(|r| r.name.as_dist_info_name().into_owned())
         .collect();
     let filename = path
         .file_name()
@@ -179,6 +188,7 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         filename,
         platform,
         declared,
+        pinned_folders,
     };
     let mut reports: Vec<(String, ElfReport)> = Vec::new();
     for (name, bytes) in &members {
@@ -349,6 +359,10 @@ fn needed_violations(
             None if system_rpath_wheel && r.rpath.iter().any(|e| e.starts_with('/')) => {
                 provided.insert(lib.clone());
             }
+            // A `split = "library"` library: the `==` dependency's folder, reached by RPATH.
+            None if reach.iter().any(|d| facts.pinned_folders.contains(d)) => {
+                provided.insert(lib.clone());
+            }
             None => violations.push(v(
                 format!("needs {lib}, which neither the system, the wheel nor a declared dependency provides"),
                 "describe it in `[tool.cudawheel.library.<name>]` with `pip-package`, or use `system-rpath = true` for a machine-local wheel",
@@ -356,6 +370,21 @@ fn needed_violations(
         }
     }
     violations
+}
+
+/// `name==1.2.3`: one exact version (what a binding wheel of `split = "library"` requires of
+/// its library wheel).
+fn is_exact_pin(r: &pep508_rs::Requirement<pep508_rs::VerbatimUrl>) -> bool {
+    match &r.version_or_url {
+        Some(pep508_rs::VersionOrUrl::VersionSpecifier(specs)) => {
+            specs.len() == 1
+                && specs.iter().all(|s| {
+                    *s.operator() == pep508_rs::pep440_rs::Operator::Equal
+                        && !s.to_string().ends_with('*')
+                })
+        }
+        _ => false,
+    }
 }
 
 /// The platform tag is no older than the ELF files allow.
@@ -411,6 +440,20 @@ fn platform_before_label(filename: &str, label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_one_exact_version_is_a_pin() {
+        let pin = |r: &str| is_exact_pin(&r.parse().unwrap());
+        assert!(pin("demo-lib-cu13==1.0"));
+        for not in [
+            "demo-lib-cu13>=1.0",
+            "demo-lib-cu13==1.*",
+            "demo-lib-cu13",
+            "demo-lib-cu13==1.0,!=2",
+        ] {
+            assert!(!pin(not), "{not}");
+        }
+    }
 
     #[test]
     fn origin_dirs_resolve_relative_to_the_member() {

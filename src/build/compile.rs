@@ -101,6 +101,9 @@ pub struct Job {
     pub cwd: Option<PathBuf>,
     /// Variables set for it on top of the inherited environment (the launcher's settings).
     pub env: Vec<(String, String)>,
+    /// A step of a `split = "library"` library: its output does not depend on the Python the
+    /// build is for, so its record is keyed without it (one compile for every `--python`).
+    pub python_free: bool,
 }
 
 #[cfg(test)]
@@ -121,6 +124,7 @@ impl Job {
             estimate: 1.0,
             cwd: None,
             env: Vec::new(),
+            python_free: false,
         }
     }
 }
@@ -311,13 +315,15 @@ pub fn compile_jobs(
     cuda_includes: &[String],
 ) -> Vec<Job> {
     let mut common: Vec<String> = vec!["-O3".into(), "-DNDEBUG".into()];
-    if let Some(minor) = plan.limited_api {
+    // A `split = "library"` library is Python-independent: no Python headers, no limited API.
+    let python_dir = ext.split_library.is_none().then_some(&python.include_dir);
+    if let Some(minor) = plan.limited_api.filter(|_| ext.split_library.is_none()) {
         common.push(limited_api_define(minor));
     }
     common.extend(ext.defines.iter().map(|d| format!("-D{d}")));
     // The project's absolute path never reaches the objects (`__FILE__`): the commands run in
     // the project root and name its files relatively (`stable_paths`).
-    for dir in ext.include_dirs.iter().chain([&python.include_dir]) {
+    for dir in ext.include_dirs.iter().chain(python_dir) {
         common.push(format!("-I{}", dir.display()));
     }
     common.extend(cuda_includes.iter().cloned());
@@ -419,6 +425,7 @@ pub fn compile_jobs(
                 },
                 cwd: None,
                 env: Vec::new(),
+                python_free: ext.split_library.is_some(),
             }
         })
         .collect()
@@ -470,6 +477,7 @@ pub fn dlink_job(
         estimate: 2.0,
         cwd: None,
         env: Vec::new(),
+        python_free: ext.split_library.is_some(),
     }
 }
 

@@ -92,6 +92,8 @@ fn sha256_file(path: &Path) -> io::Result<String> {
 pub struct Cache {
     dir: PathBuf,
     identity: String,
+    /// The identity of `Job::python_free` steps (the compilers only).
+    python_free_identity: String,
     memo: Mutex<HashMap<PathBuf, Stamp>>,
 }
 
@@ -105,8 +107,17 @@ impl Cache {
     pub fn open(build_dir: &Path, identity: String) -> Cache {
         Cache {
             dir: build_dir.join("state"),
+            python_free_identity: identity.clone(),
             identity,
             memo: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The identity of steps whose output does not depend on the Python (`Job::python_free`).
+    pub fn with_python_free_identity(self, identity: String) -> Cache {
+        Cache {
+            python_free_identity: identity,
+            ..self
         }
     }
 
@@ -120,7 +131,12 @@ impl Cache {
     pub fn key(&self, job: &Job) -> String {
         let mut h = Sha256::new();
         h.update(FORMAT.to_le_bytes());
-        h.update(self.identity.as_bytes());
+        let identity = if job.python_free {
+            &self.python_free_identity
+        } else {
+            &self.identity
+        };
+        h.update(identity.as_bytes());
         for word in std::iter::once(job.program.as_os_str().as_encoded_bytes())
             .chain(job.args.iter().map(|a| a.as_bytes()))
         {
@@ -362,6 +378,33 @@ mod tests {
                 dir.join("out.o"),
             )
         }
+    }
+
+    #[test]
+    fn a_python_free_step_is_reused_for_another_python() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join("in.c"), "int x;").unwrap();
+        std::fs::write(d.join("out.o"), "obj").unwrap();
+        let open = |python: &str| {
+            Cache::open(d, format!("nvcc 13.0\npython {python}"))
+                .with_python_free_identity("nvcc 13.0".into())
+        };
+        let free = Job {
+            python_free: true,
+            ..job(d, &["-O3"])
+        };
+        let started = SystemTime::now() + std::time::Duration::from_secs(1);
+        open("3.9").remember(&free, started, 1.0).unwrap();
+        assert_eq!(open("3.12").check(&free), Freshness::Fresh);
+        // Control: the same step keyed with the Python is stale for another one.
+        let bound = job(d, &["-O3"]);
+        open("3.9").remember(&bound, started, 1.0).unwrap();
+        assert_eq!(open("3.9").check(&bound), Freshness::Fresh);
+        assert!(matches!(
+            open("3.12").check(&bound),
+            Freshness::Stale { .. }
+        ));
     }
 
     #[test]

@@ -186,6 +186,7 @@ pub fn link_job(
         estimate: 0.5,
         cwd: None,
         env: Vec::new(),
+        python_free: target.split_library.is_some(),
     }
 }
 

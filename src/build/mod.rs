@@ -82,7 +82,8 @@ pub fn run(
         path: build_dir.join("env"),
         source,
     })?;
-    let cache = Cache::open(build_dir, crate::toolchain::identity::full(tc, python));
+    let cache = Cache::open(build_dir, crate::toolchain::identity::full(tc, python))
+        .with_python_free_identity(crate::toolchain::identity::compilers(tc));
     let jobserver = schedule::jobserver_from_env();
     // The launcher's counters before and after, for the summary (sccache: other builds
     // sharing its server at the same time would be counted too).

@@ -146,6 +146,7 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("check-gpu", Ty::Bool, "true", "Every extension module runs its import helper's `preload()` when imported (the package's `_cuda_libs`, or `_<module>_cuda_libs` beside a top-level module), before its own init: a driver too old for the wheel, or a GPU its code cannot run on, is an ImportError saying what to install (no driver: the import goes on). false: the extensions' own init only. At run time CUDAWHEEL_SKIP_GPU_CHECK=1 skips the check."),
     key("manylinux", Ty::Pattern("^2_[0-9]+$"), "none", "e.g. \"2_28\" or \"2_17\": a portable wheel for that glibc, built on any Linux machine: host compiler and linker are zig (ziglang from PyPI, added to the build requirements) targeting that glibc, libc++ linked statically, only PyInit_* exported, tag manylinux_2_N_<arch>. Unset: the host compiler and the tag its output allows."),
     key("target", Ty::Choice(TARGETS), "\"x86_64\" (the build machine)", "The CPU the wheel is for. \"aarch64\" on an x86_64 machine cross-builds for ARM64 Linux (SBSA: GH200, GB200, DGX Spark): the x86_64 nvcc from PyPI compiles the device code, zig compiles and links the host code for aarch64-linux-gnu (it implies `manylinux`, default \"2_28\", and `toolkit = \"pip\"`), NVIDIA's aarch64 wheels (downloaded once into build-dir with pip) give the libraries to link; tag manylinux_2_N_aarch64, archs default to 90 100 120. Not with torch bindings, a system toolkit, or a library without an aarch64 wheel."),
+    key("split", Ty::Choice(&["none", "library"]), "\"none\"", "\"library\": `python -m cudawheel wheel` puts the GPU code (every extension's .cu files and device link) into one Python-independent wheel `<name>-lib-cu<major>` (tag py3-none, a shared library `lib<module>_gpu.so` in `<name>_lib_cu<major>/`) and writes per-Python binding wheels that link it by SONAME through an `$ORIGIN` RPATH and require it `==` the same version; with `--python PY` (repeated) the library is built once and a binding wheel per interpreter. Extensions need their bindings in host (.c/.cpp) files; not with `variant`, `bindings = \"torch\"`/`\"jax\"` or `cuda-deps = \"extra\"`. A PEP 517 frontend (`pip install .`, `pip wheel .`) gets one ordinary wheel, and the build says so."),
 ];
 /// The CPUs `target` accepts.
 pub const TARGETS: &[&str] = &["x86_64", "aarch64"];
@@ -306,7 +307,7 @@ pub struct Sourced<T> {
 }
 
 /// `[[tool.cudawheel.extension]]` or `[[tool.cudawheel.shared-library]]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TargetConfig {
     /// `tool.cudawheel.extension[0]`: used in messages.
     pub key: String,
@@ -391,6 +392,8 @@ pub struct ToolConfig {
     pub max_wheel_size: u64,
     /// `check-gpu`: every extension runs its package's `_cuda_libs.preload()` on import.
     pub check_gpu: bool,
+    /// `split = "library"`: where it was set (`None`: `"none"`, one wheel).
+    pub split: Option<Origin>,
     /// `TORCH_CUDA_ARCH_LIST` for `bindings = "torch"` targets, when nothing above it (`-C`,
     /// `CUDAWHEEL_ARCHS`, `CUDAARCHS`) set `archs`.
     pub torch_archs: Option<Sourced<Vec<String>>>,
@@ -824,6 +827,13 @@ impl ToolConfig {
             compress: get("compress")
                 .map(|f| f.one_of(Compress::CHOICES))
                 .transpose()?,
+            split: get("split")
+                .map(|f| {
+                    f.one_of(&[("none", false), ("library", true)])
+                        .map(|on| on.then(|| f.origin.clone()))
+                })
+                .transpose()?
+                .flatten(),
             max_wheel_size: get("max-wheel-size")
                 .map(keys::max_wheel_size)
                 .transpose()?

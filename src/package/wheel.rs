@@ -210,24 +210,41 @@ pub fn import_helpers<'a>(
     // Keyed by the helper's path in the wheel.
     let mut by_package: BTreeMap<String, (Vec<Preload>, Gpu)> = BTreeMap::new();
     let mut torch_packages: BTreeSet<String> = BTreeSet::new();
-    for ((target, report), gpu) in targets.iter().zip(reports).zip(gpu_code) {
+    for (i, target) in targets.iter().enumerate() {
         let helper = helper_path(&target.wheel_path);
         if target.bindings == Bindings::Torch {
             torch_packages.insert(helper.clone());
         }
         let (list, gpus) = by_package.entry(helper).or_default();
-        if !gpu.is_empty() {
-            gpus.push((target.wheel_path.clone(), gpu.clone()));
+        // An extension's own ELF, then the `split = "library"` libraries it links (installed
+        // from another wheel): its check reads their GPU code, its preload their libraries.
+        let mut needed = BTreeSet::new();
+        for j in std::iter::once(i).chain(split_libraries_of(targets, target)) {
+            let (Some(report), Some(gpu)) = (reports.get(j), gpu_code.get(j)) else {
+                continue;
+            };
+            needed.extend(report.needed.iter().cloned());
+            if !gpu.is_empty() {
+                gpus.push((targets[j].wheel_path.clone(), gpu.clone()));
+            }
         }
+        // After the NVIDIA libraries (it needs them): a split library, found on sys.path
+        // where the extension's RPATH does not reach it.
+        let split = split_libraries_of(targets, target).filter_map(|j| {
+            let t = &targets[j];
+            let (dir, soname) = t.wheel_path.rsplit_once('/')?;
+            Some(Preload {
+                soname: soname.to_string(),
+                site_dir: dir.to_string(),
+                requirement: t.split_library.clone()?,
+            })
+        });
+        let split: Vec<Preload> = split.collect();
         for lib in libs.clone() {
             let (Some(p), Some(dir)) = (&lib.provider, &lib.site_lib_dir) else {
                 continue;
             };
-            for s in lib
-                .shared
-                .iter()
-                .filter(|s| report.needed.contains(&s.soname))
-            {
+            for s in lib.shared.iter().filter(|s| needed.contains(&s.soname)) {
                 let entry = Preload {
                     soname: s.soname.clone(),
                     site_dir: dir.clone(),
@@ -236,6 +253,11 @@ pub fn import_helpers<'a>(
                 if !list.contains(&entry) {
                     list.push(entry);
                 }
+            }
+        }
+        for entry in split {
+            if !list.contains(&entry) {
+                list.push(entry);
             }
         }
     }
@@ -257,6 +279,16 @@ pub fn import_helpers<'a>(
             (helper, text)
         })
         .collect()
+}
+
+/// The indices of the `split = "library"` libraries `target` links.
+fn split_libraries_of<'a>(
+    targets: &'a [TargetPlan],
+    target: &'a TargetPlan,
+) -> impl Iterator<Item = usize> + 'a {
+    targets.iter().enumerate().filter_map(move |(j, t)| {
+        (t.split_library.is_some() && target.link_with.contains(&t.module)).then_some(j)
+    })
 }
 
 /// Where the import helper of the extension installed at `wheel_path` goes:
