@@ -39,6 +39,26 @@ pub struct Options<'a> {
     pub jobserver: Option<&'a jobserver::Client>,
     /// The memory the running steps may use together; `None`: no limit.
     pub memory: Option<MemoryLimit>,
+    /// A build cluster (sccache-dist) runs some steps: `workers` is then sized by its cores,
+    /// and the other steps share `local_slots`.
+    pub remote: Option<Remote>,
+}
+
+/// Which steps a build cluster runs, and the slots of this machine for the rest.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Per step: whether the cluster runs its compile (sccache ships it).
+    pub steps: Vec<bool>,
+    /// Slots for the steps that run here (device links, links, compiles sccache can't ship).
+    pub local_slots: usize,
+}
+
+impl Options<'_> {
+    fn is_remote(&self, index: usize) -> bool {
+        self.remote
+            .as_ref()
+            .is_some_and(|r| r.steps.get(index).copied().unwrap_or(false))
+    }
 }
 
 /// A memory limit for admission, and where it came from (for verbose output).
@@ -174,6 +194,8 @@ struct State {
     to_run: usize,
     /// Slots held by running steps (an nvcc compile with `--threads N` holds N).
     slots_used: usize,
+    /// Of those, slots held by steps running on this machine (with a build cluster).
+    local_used: usize,
     /// Expected peak memory of the running steps, in bytes.
     mem_used: u64,
     running: usize,
@@ -222,8 +244,11 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     // Expected peak memory per thread, and whether it was measured here before.
     let peaks: Vec<(u64, bool)> = steps
         .iter()
-        .map(|s| match opts.cache.last_peak_kib(&s.job) {
+        .enumerate()
+        .map(|(i, s)| match opts.cache.last_peak_kib(&s.job) {
             Some(kib) => (kib * 1024, true),
+            // Compiled on a build server: here only sccache's client and preprocessing run.
+            None if opts.is_remote(i) => (OTHER_ESTIMATE, false),
             None if s.job.threadable => (NVCC_ESTIMATE, false),
             None => (OTHER_ESTIMATE, false),
         })
@@ -234,8 +259,12 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
             None => "no limit".into(),
         };
         ui::status(&format!(
-            "scheduler: {} slots, memory for parallel steps: {memory}",
-            opts.workers.max(1)
+            "scheduler: {} slots{}, memory for parallel steps: {memory}",
+            opts.workers.max(1),
+            opts.remote.as_ref().map_or(String::new(), |r| format!(
+                " ({} of them for steps that run on this machine)",
+                r.local_slots
+            ))
         ));
     }
     let mut waiting_on: Vec<usize> = steps.iter().map(|s| s.after.len()).collect();
@@ -269,6 +298,7 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         shown: 0,
         to_run,
         slots_used: 0,
+        local_used: 0,
         mem_used: 0,
         running: 0,
         told_waiting: vec![false; n],
@@ -333,8 +363,17 @@ fn pick(
     for pos in order {
         let index = st.ready[pos];
         let job = &steps[index].job;
-        let mut threads = if job.threadable && opts.jobserver.is_none() {
-            thread_budget(free, ready_compiles)
+        let remote = opts.is_remote(index);
+        // With a build cluster, a step that runs here also needs a local slot.
+        let local_free = match &opts.remote {
+            Some(r) if !remote => r.local_slots.max(1).saturating_sub(st.local_used),
+            _ => free,
+        };
+        if local_free == 0 {
+            continue;
+        }
+        let mut threads = if job.threadable && !remote && opts.jobserver.is_none() {
+            thread_budget(free.min(local_free), ready_compiles)
         } else {
             1
         };
@@ -395,6 +434,9 @@ fn worker(
                     let verdict = st.verdicts[index].take();
                     let need = peaks[index].0 * threads as u64;
                     st.slots_used += threads;
+                    if !opts.is_remote(index) {
+                        st.local_used += threads;
+                    }
                     st.mem_used += need;
                     st.running += 1;
                     st.stats.max_parallel = st.stats.max_parallel.max(st.running);
@@ -432,6 +474,9 @@ fn worker(
         }
         drop(slot);
         st.slots_used -= threads;
+        if !opts.is_remote(index) {
+            st.local_used -= threads;
+        }
         st.mem_used -= need;
         st.running -= 1;
         match outcome {
@@ -582,6 +627,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         let first = run(&steps, &opts).unwrap();
         assert_eq!((first.ran, first.reused), (3, 0));
@@ -631,6 +677,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         let err = run(&steps, &opts).unwrap_err();
         assert!(err.to_string().contains("cp a.o failed"), "{err}");
@@ -701,6 +748,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         run(&steps, &opts).unwrap();
         assert_eq!(threads_given(d, &names), ["4", "4"]);
@@ -731,6 +779,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         let free = run(&steps, &opts).unwrap();
         assert_eq!(free.max_parallel, 4);
