@@ -133,3 +133,37 @@ def test_doctor_says_whether_the_scheduler_answers(backend_python, tmp_path, clu
         assert "cannot be reached" in down, down
     finally:
         run([sccache(), "--stop-server"], env=env, check=False)
+
+
+def isolated_build(tmp_path, wheelhouse, conf: Path, tag: str, *settings: str):
+    """`pip wheel` WITH build isolation (nvcc from NVIDIA's wheels in a throw-away build
+    environment) through the cluster: returns (pip's output, the wheel, sccache's stats)."""
+    env = clean_env(PIP_FIND_LINKS=wheelhouse, SCCACHE_CONF=conf, SCCACHE_DIR=tmp_path / f"cache-{tag}",
+                    SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
+                    CUDAWHEEL_COMPILER_LAUNCHER=sccache(), CUDAWHEEL_JOBS="2",
+                    ZIG_GLOBAL_CACHE_DIR=REPO / ".cache/zig")
+    project = small_bench_project(tmp_path / f"iso-{tag}")
+    args = [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", tmp_path / f"dist-{tag}", project]
+    for s in settings:
+        args += ["-C", s]
+    try:
+        proc = run(args, env=env)
+        stats = json.loads(run([sccache(), "--show-stats", "--stats-format=json"], env=env).stdout)["stats"]
+    finally:
+        run([sccache(), "--stop-server"], env=env, check=False)
+    return proc.stdout + proc.stderr, next((tmp_path / f"dist-{tag}").glob("cwbench*.whl")), stats
+
+
+def test_isolated_builds_ship_the_pip_toolkit_and_zig_mode_compiles_here(tmp_path, wheelhouse, cluster):
+    folder, conf = cluster
+    # The toolkit lives in pip's temporary build environment: sccache packages it (nvcc's
+    # steps) for the build server; every CUDA compile goes there.
+    log, wheel, stats = isolated_build(tmp_path, wheelhouse, conf, "iso")
+    assert sum(stats["dist_compiles"].values()) >= 8 and stats["dist_errors"] == 0, (stats, log)
+    assert "compiles are distributed there" in log and "pip-build-env-" in log, log
+    # zig mode: sccache cannot run nvcc with zig's wrapper, nor ship the wrapper: said once,
+    # compiled here, and the wheel is made.
+    log, wheel, stats = isolated_build(tmp_path, wheelhouse, conf, "zig", "manylinux=2_28", "archs=80")
+    assert "sccache cannot wrap nvcc in `manylinux` builds" in log, log
+    assert "whose wrapper sccache cannot package for a build server" in log, log
+    assert "manylinux_2_28_x86_64" in wheel.name, wheel

@@ -132,7 +132,7 @@ fn announce_cluster(tc: &Toolchain) {
     match &l.dist {
         Dist::Off => {}
         Dist::Ready { .. } if tc.zig.is_some() => ui::warn(&format!(
-            "{}; `manylinux` builds compile with zig, whose wrapper sccache cannot package for a build server: every compile runs on this machine (through sccache's cache)",
+            "{}; `manylinux` builds compile with zig, whose wrapper sccache cannot package for a build server: every compile runs on this machine",
             l.dist.describe()
         )),
         Dist::Ready { .. } if !tc.launcher_wraps_nvcc => ui::status(&format!(
@@ -198,6 +198,18 @@ pub fn prepare(
         ui::warn(&format!(
             "{why}\nnvcc runs directly; host compiles still go through the launcher"
         ));
+        tc.launcher_wraps_nvcc = false;
+    }
+    // sccache asks nvcc about its host compiler from sccache's own folder, where zig's wrapper
+    // (named relatively, in build-dir) is not found: "Compiler not supported".
+    if tc.zig.is_some()
+        && tc.launcher_wraps_nvcc
+        && tc
+            .launcher
+            .as_ref()
+            .is_some_and(|l| l.kind == crate::toolchain::launcher::Kind::Sccache)
+    {
+        ui::warn("sccache cannot wrap nvcc in `manylinux` builds (it checks nvcc's host compiler, zig's wrapper in build-dir, from its own folder and does not find it): nvcc runs directly; host compiles still go through the launcher");
         tc.launcher_wraps_nvcc = false;
     }
     announce_cluster(&tc);
