@@ -52,7 +52,7 @@ start() {
   sport=$(free_port); bport=$(free_port)
   key=$("$DIST" auth generate-jwt-hs256-key)
   client_token=$("$DIST" auth generate-shared-token)
-  server_token=$("$DIST" auth generate-jwt-hs256-server-token --secret-key "$key" --server "127.0.0.1:$bport")
+  server_token=$("$DIST" auth generate-jwt-hs256-server-token --secret-key="$key" --server "127.0.0.1:$bport")
   umask 077
   cat > "$dir/scheduler.conf" <<EOF
 public_addr = "127.0.0.1:$sport"

@@ -167,3 +167,30 @@ def test_isolated_builds_ship_the_pip_toolkit_and_zig_mode_compiles_here(tmp_pat
     assert "sccache cannot wrap nvcc in `manylinux` builds" in log, log
     assert "whose wrapper sccache cannot package for a build server" in log, log
     assert "manylinux_2_28_x86_64" in wheel.name, wheel
+
+
+def test_a_refused_token_compiles_here_with_one_warning(backend_python, cu13_home, tmp_path, cluster):
+    """The scheduler's status page needs no token, so only a job shows a wrong one, and sccache
+    then FAILS that compile (HTTP 401) instead of compiling locally: cudawheel tries one tiny
+    compile first and, refused, builds without sccache."""
+    folder, conf = cluster
+    bad = tmp_path / "bad.conf"
+    bad.write_text("\n".join('token = "wrong"' if line.startswith("token = ") else line
+                             for line in conf.read_text().splitlines()) + "\n")
+    env = clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=bad, SCCACHE_DIR=tmp_path / "cache",
+                    SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
+                    CUDAWHEEL_COMPILER_LAUNCHER=sccache())
+    project = small_bench_project(tmp_path / "p")
+    try:
+        proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out",
+                    "-C", "archs=80"], env=env)
+        # Control: that sccache really fails a compile it sends with this token.
+        probe = tmp_path / "k.cpp"
+        probe.write_text("int cudawheel_control = 42;\n")
+        direct = run([sccache(), "g++", "-c", probe, "-o", tmp_path / "k.o"], env=env, check=False)
+    finally:
+        run([sccache(), "--stop-server"], env=env, check=False)
+    assert direct.returncode != 0 and "401" in direct.stderr, direct.stderr
+    assert proc.stderr.count("refused a test compile") == 1, proc.stderr
+    assert "compiling on this machine without sccache" in proc.stderr, proc.stderr
+    assert "sccache:" not in proc.stderr.split("built ", 1)[1], proc.stderr

@@ -10,6 +10,8 @@
 #   cluster and locally (no launcher, 2 jobs): medians of 3 interleaved runs and the ratio
 #   (target >= 4x). Then the cluster-built benchmark wheel and a cluster-built saxpy run their
 #   kernels on the GPU (saxpy against a CPU reference).
+#   DIST_CLIENT_CPUS, DIST_SERVER_CPUS, DIST_CUDA_HOME, DIST_RUNS change the defaults (0-1, 2-15,
+#   /usr/local/cuda, 3) to try the half on another machine.
 
 prepare_dist() {
   local out=$GPU/dist
@@ -27,6 +29,10 @@ prepare_dist() {
   for lib in libselinux.so.1 libcap.so.2 libpcre2-8.so.0; do
     cp -L "$(ldd "$bwrap" | awk -v l="$lib" '$1 == l {print $3}')" "$out/lib/$lib"
   done
+  # sccache-dist links OpenSSL 3 (glibc 2.34 is the newest symbol version it needs).
+  for lib in libssl.so.3 libcrypto.so.3; do
+    xz -T2 -6 -c "$(ldd "$(dirname "$sccache_bin")/sccache-dist" | awk -v l="$lib" '$1 == l {print $3}')" > "$out/lib/$lib.xz"
+  done
   du -sh "$out" >&2
 }
 
@@ -38,6 +44,15 @@ device_dist() {
   for b in sccache sccache-dist; do
     xz -dc "$out/bin/$b.xz" > "$work/bin/$b"; chmod +x "$work/bin/$b"
   done
+  # OpenSSL 3 from here only where the machine lacks it.
+  if ldd "$work/bin/sccache-dist" | grep -q "not found"; then
+    mkdir -p "$work/lib"
+    local lib
+    for lib in libssl.so.3 libcrypto.so.3; do xz -dc "$out/lib/$lib.xz" > "$work/lib/$lib"; done
+    mv "$work/bin/sccache-dist" "$work/bin/sccache-dist.real"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$work/lib" "$work/bin/sccache-dist.real" > "$work/bin/sccache-dist"
+    chmod +x "$work/bin/sccache-dist"
+  fi
   if ! command -v bwrap >/dev/null; then
     # Debian's bwrap with the libraries it links, behind a wrapper that finds them.
     cp "$out/bin/bwrap" "$work/bin/bwrap.real"
@@ -50,7 +65,7 @@ device_dist() {
   rm -rf "$V"; python3 -m venv "$V"
   "$V/bin/pip" install -q --no-index "$GPU"/cudawheel-*.whl
   local cluster=$work/cluster conf
-  if ! conf=$(SCCACHE_DIST_BIN=$work/bin/sccache-dist bash scripts/sccache-cluster.sh start "$cluster" --server-cpus 2-15 | tail -n1); then
+  if ! conf=$(SCCACHE_DIST_BIN=$work/bin/sccache-dist bash scripts/sccache-cluster.sh start "$cluster" --server-cpus "${DIST_SERVER_CPUS:-2-15}" | tail -n1); then
     echo "device_dist: the cluster did not start (see above)" >&2; return 1
   fi
   bash scripts/sccache-cluster.sh status "$cluster" >&2
@@ -60,7 +75,7 @@ import bench
 from pathlib import Path
 bench.make_project(Path(sys.argv[1]), "cudawheel")
 PYEOF
-  local common=(CUDA_HOME=/usr/local/cuda CUDAWHEEL_JOBS=2 CUDAWHEEL_TOOLKIT=system SOURCE_DATE_EPOCH=1700000000)
+  local common=(CUDA_HOME="${DIST_CUDA_HOME:-/usr/local/cuda}" CUDAWHEEL_JOBS=2 CUDAWHEEL_TOOLKIT=system SOURCE_DATE_EPOCH=1700000000)
   one_build() {  # one_build TAG MODE: a cold build, pinned to cores 0-1; prints its seconds
     local tag=$1 mode=$2 start end port
     rm -rf "$work/proj/build" "$work/out-$tag"
@@ -69,13 +84,13 @@ PYEOF
     if [[ $mode == cluster ]]; then
       env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-$tag" SCCACHE_SERVER_PORT=$port \
         SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
-        taskset -c 0-1 "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" 2>"$work/log-$tag" \
+        taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" 2>"$work/log-$tag" \
         || { tail -n 30 "$work/log-$tag" >&2; return 1; }
       end=$(date +%s.%N)
       SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
       grep -E 'build cluster|sccache:' "$work/log-$tag" | tail -n 2 >&2
     else
-      env "${common[@]}" taskset -c 0-1 "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" \
+      env "${common[@]}" taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" \
         2>"$work/log-$tag" || { tail -n 30 "$work/log-$tag" >&2; return 1; }
       end=$(date +%s.%N)
     fi
@@ -84,7 +99,7 @@ PYEOF
   # A first cluster build ships the toolchain to the build server (once per toolchain).
   echo "warm-up (toolchain shipped): $(one_build warm cluster) s" >&2
   local r c l cl=() lo=()
-  for r in 1 2 3; do
+  for r in $(seq "${DIST_RUNS:-3}"); do
     c=$(one_build "c$r" cluster) || return 1
     l=$(one_build "l$r" local) || return 1
     echo "run $r: cluster $c s, local $l s" >&2

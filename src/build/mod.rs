@@ -122,6 +122,30 @@ fn remote_steps(tc: &Toolchain, steps: &[Step], jobs: usize) -> Option<schedule:
     })
 }
 
+/// A cluster that answers is tried with one tiny compile: where it refuses this client (a
+/// wrong token: sccache then fails every compile it sends), the build compiles here without
+/// sccache, with one warning, rather than fail.
+fn check_cluster(tc: &mut Toolchain, build_dir: &Path) {
+    use crate::toolchain::sccache_dist::{self, Dist};
+    let Some(l) = tc.launcher.as_ref() else {
+        return;
+    };
+    let Dist::Ready { scheduler, .. } = &l.dist else {
+        return;
+    };
+    // zig mode compiles here anyway (`announce_cluster`).
+    if tc.zig.is_some() {
+        return;
+    }
+    if let Err(why) = sccache_dist::probe(&l.path, &tc.host.path, &build_dir.join("dist-probe")) {
+        ui::warn(&format!(
+            "sccache-dist scheduler {scheduler} refused a test compile ({why}); compiling on this machine without sccache (check the `[dist.auth]` token in sccache's configuration)"
+        ));
+        tc.launcher = None;
+        tc.launcher_wraps_nvcc = false;
+    }
+}
+
 /// Says what the build cluster will do (once, before anything compiles): where compiles go,
 /// or one warning that the configured scheduler cannot be reached and they run here.
 fn announce_cluster(tc: &Toolchain) {
@@ -212,6 +236,7 @@ pub fn prepare(
         ui::warn("sccache cannot wrap nvcc in `manylinux` builds (it checks nvcc's host compiler, zig's wrapper in build-dir, from its own folder and does not find it): nvcc runs directly; host compiles still go through the launcher");
         tc.launcher_wraps_nvcc = false;
     }
+    check_cluster(&mut tc, &plan.build_dir);
     announce_cluster(&tc);
     Ok((tc, gencodes))
 }

@@ -126,6 +126,41 @@ pub fn ask(sccache: &Path, env: &BTreeMap<String, String>) -> Dist {
     }
 }
 
+/// A tiny host compile through sccache with a unique constant (always a miss, so it is sent
+/// to the cluster): the scheduler's status page needs no token, so a refused token shows only
+/// when a job is sent, and sccache then fails the compile (HTTP 401) instead of compiling
+/// locally. `Err`: what sccache said.
+pub fn probe(sccache: &Path, host: &Path, dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let src = dir.join("probe.cpp");
+    std::fs::write(
+        &src,
+        format!(
+            "extern const char cudawheel_dist_probe[] = \"{}-{nonce}\";\n",
+            std::process::id()
+        ),
+    )
+    .map_err(|e| format!("{}: {e}", src.display()))?;
+    #[allow(clippy::disallowed_methods)] // one compile through sccache, to test the cluster
+    let out = Command::new(sccache)
+        .arg(host)
+        .args(["-c", "probe.cpp", "-o", "probe.o"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_dir_all(dir);
+    if out.status.success() {
+        Ok(())
+    } else {
+        let text = String::from_utf8_lossy(&out.stderr);
+        Err(text.trim().lines().last().unwrap_or("failed").to_string())
+    }
+}
+
 impl Dist {
     /// One line for the build output and `doctor`.
     pub fn describe(&self) -> String {
