@@ -801,4 +801,58 @@ mod tests {
         .unwrap();
         assert_eq!((limited.ran, limited.max_parallel), (4, 1));
     }
+
+    #[test]
+    fn a_build_cluster_widens_the_queue_but_local_steps_keep_their_slots() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        // Four compiles the cluster runs, two steps that run here: a local step fails when the
+        // other local one is running (a lock folder), so they must not overlap.
+        let mut steps: Vec<Step> = (0..4)
+            .map(|i| Step {
+                job: sleeper(d, &format!("r{i}"), 0.4),
+                after: vec![],
+            })
+            .collect();
+        for i in 0..2 {
+            let out = d.join(format!("l{i}"));
+            let lock = d.join("lock");
+            let script = format!(
+                "mkdir {lock} || exit 1; sleep 0.4; rmdir {lock}; touch {out}",
+                lock = lock.display(),
+                out = out.display()
+            );
+            steps.push(Step {
+                job: Job::for_tests("/bin/sh", vec!["-c".into(), script], out),
+                after: vec![],
+            });
+        }
+        let remote = |local_slots| Remote {
+            steps: vec![true, true, true, true, false, false],
+            local_slots,
+        };
+        let cache = Cache::open(d, "t".into());
+        let opts = Options {
+            workers: 6,
+            verbose: false,
+            cache: &cache,
+            jobserver: None,
+            memory: None,
+            remote: Some(remote(1)),
+        };
+        let stats = run(&steps, &opts).unwrap();
+        assert_eq!(stats.ran, 6);
+        assert!(stats.max_parallel >= 5, "{}", stats.max_parallel);
+        // Compiles sent to the cluster get no nvcc `--threads`.
+        let names: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
+        assert_eq!(threads_given(d, &names), ["", "", "", ""]);
+        // Control: with two local slots the two local steps overlap, and one fails.
+        let cache = Cache::open(&d.join("again"), "t".into());
+        let two = Options {
+            cache: &cache,
+            remote: Some(remote(2)),
+            ..opts
+        };
+        assert!(run(&steps, &two).is_err());
+    }
 }
