@@ -84,13 +84,13 @@ PYEOF
     if [[ $mode == cluster ]]; then
       env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-$tag" SCCACHE_SERVER_PORT=$port \
         SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
-        taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" 2>"$work/log-$tag" \
+        taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" >/dev/null 2>"$work/log-$tag" \
         || { tail -n 30 "$work/log-$tag" >&2; return 1; }
       end=$(date +%s.%N)
       SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
       grep -E 'build cluster|sccache:' "$work/log-$tag" | tail -n 2 >&2
     else
-      env "${common[@]}" taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" \
+      env "${common[@]}" taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" >/dev/null \
         2>"$work/log-$tag" || { tail -n 30 "$work/log-$tag" >&2; return 1; }
       end=$(date +%s.%N)
     fi
