@@ -55,7 +55,9 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
     if let Some(n) = &nvcc {
         header_report(w, &tool, n, env, python);
     }
-    gpu_archs(w, &tool, nvcc.as_ref());
+    let sbsa =
+        matches!(toolchain::cross::cross(&tool, python), Ok(Some(c)) if c.machine == "aarch64");
+    gpu_archs(w, &tool, nvcc.as_ref(), sbsa);
     match pep517::build_requirements(&tool, env, python) {
         Ok(reqs) if reqs.is_empty() => {
             let _ = writeln!(w, "Build requirements (isolated builds): none");
@@ -68,8 +70,10 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         }
         Err(_) => {}
     }
+    // A cross-build (`target`): zig compiles for the target, its wheels are fetched once.
+    let target_python = target_section(w, &tool, source_tree, python);
     // Host compiler: zig for `manylinux`, else the configured one.
-    if let Some(line) = zig_report(&tool, env, python) {
+    if let Some(line) = zig_report(&tool, env, target_python.as_ref().unwrap_or(python)) {
         let _ = writeln!(w, "{line}");
     } else {
         host_report(w, &tool, env);
@@ -370,7 +374,7 @@ fn header_report(
 
 /// The archs a build would use, where each list came from, and the `-gencode` flags they
 /// expand to with this nvcc.
-fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
+fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>, sbsa: bool) {
     let major = nvcc.map_or(PIP_MAJOR, |n| n.major);
     let mut lists: Vec<(String, Option<arch::ArchList>)> = Vec::new();
     let top = match &tool.archs {
@@ -383,7 +387,10 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
             format!(
                 "GPU architectures: {}{}",
                 raw_top.map_or(String::new(), |r| format!("{r:?} ")),
-                format_args!("from {}", arch::describe_origin(l.as_ref(), major))
+                match (&l, sbsa) {
+                    (None, true) => "from the default for aarch64 (SBSA) systems".to_string(),
+                    _ => format!("from {}", arch::describe_origin(l.as_ref(), major)),
+                }
             ),
             l,
         )),
@@ -422,7 +429,14 @@ fn gpu_archs(w: &mut String, tool: &ToolConfig, nvcc: Option<&Nvcc>) {
     for (title, list) in lists {
         let _ = writeln!(w, "{title}");
         match &supported {
-            Some(n) => match arch::gencodes(list.as_ref(), tool.ptx, &n.arch_info()) {
+            Some(n) => match arch::gencodes(
+                list.as_ref(),
+                tool.ptx,
+                &arch::NvccArchs {
+                    sbsa,
+                    ..n.arch_info()
+                },
+            ) {
                 Ok(g) => {
                     let flags: Vec<String> = g.iter().map(|g| format!("-gencode {g}")).collect();
                     let _ = writeln!(w, "    {}", flags.join(" "));
@@ -585,6 +599,63 @@ fn launcher_report(
         Err(e) => {
             let _ = writeln!(w, "Compiler launcher: {name}");
             let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
+        }
+    }
+}
+
+/// `target`: the CPU the wheel is for, and for a cross-build the target's NVIDIA wheels
+/// already fetched; returns the interpreter as the target sees it.
+fn target_section(
+    w: &mut String,
+    tool: &ToolConfig,
+    source_tree: &Path,
+    python: &PythonInfo,
+) -> Option<PythonInfo> {
+    use toolchain::cross;
+    match cross::cross(tool, python) {
+        Ok(None) => {
+            let _ = writeln!(w, "Target: {} (this machine)", python.machine);
+            None
+        }
+        Ok(Some(c)) => {
+            let origin = tool.target.as_ref().map(|t| t.origin.to_string());
+            let dir = cross::build_dir(&source_tree.join(&tool.build_dir), c.machine);
+            let site = cross::site(&dir);
+            let _ = writeln!(
+                w,
+                "Target: {} (cross-build from {}, from {}), glibc {}, EXT_SUFFIX {}",
+                c.machine,
+                python.machine,
+                origin.unwrap_or_default(),
+                c.glibc,
+                cross::target_python(python, &c).ext_suffix
+            );
+            let found = cross::unpacked(&site);
+            if found.is_empty() {
+                let _ = writeln!(
+                    w,
+                    "  {} wheels: none yet in {} (fetched by pip, for manylinux_2_{}_{} and older, when a build or the wheel preview below needs them)",
+                    c.machine,
+                    site.display(),
+                    c.glibc.minor,
+                    c.machine
+                );
+            } else {
+                let _ = writeln!(w, "  {} wheels in {}:", c.machine, site.display());
+                for f in found {
+                    let _ = writeln!(w, "    {f}");
+                }
+            }
+            Some(cross::target_python(python, &c))
+        }
+        Err(e) => {
+            let _ = writeln!(w, "Target: cannot build");
+            let _ = writeln!(
+                w,
+                "{}",
+                indent(&crate::render(&crate::Error::Toolchain(e.into())))
+            );
+            None
         }
     }
 }

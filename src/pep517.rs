@@ -87,7 +87,7 @@ fn check_prepared(r: &Resolved, metadata_dir: Option<&Path>) -> Result<(), Error
 }
 
 /// Stages 5-6: compile, device-link, link (one graph), then audit and tag.
-fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
+fn compile_and_link(r: &Resolved) -> Result<Built, Error> {
     let tool = &r.config.tool;
     let (tc, gencodes) = build::prepare(
         &r.toolchain,
@@ -116,12 +116,12 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
             gencodes,
         })
         .collect();
-    let g = graph::build(&r.plan, &tc, req.python, &inputs, tool.system_rpath)?;
+    let g = graph::build(&r.plan, &tc, &r.python, &inputs, tool.system_rpath)?;
     let opts = build::RunOptions {
         verbose: tool.verbose,
         max_memory: tool.max_memory,
     };
-    let ran = build::run(&r.plan, &tc, req.python, g.steps, &opts)?;
+    let ran = build::run(&r.plan, &tc, &r.python, g.steps, &opts)?;
 
     let audit_start = std::time::Instant::now();
     let out_dir = r.plan.build_dir.join("out");
@@ -158,10 +158,10 @@ fn compile_and_link(r: &Resolved, req: &Request<'_>) -> Result<Built, Error> {
         &r.plan.targets,
         &out_dir,
         &checked.reports,
-        &req.python.machine,
+        &r.python.machine,
         &provided,
     )?;
-    let (py, abi) = req.python.tag(r.plan.limited_api);
+    let (py, abi) = r.python.tag(r.plan.limited_api);
     Ok(Built {
         out_dir,
         checked,
@@ -185,7 +185,7 @@ fn build_checked(
     let r = resolve(req)?;
     check_prepared(&r, metadata_dir)?;
     let configure = start.elapsed().as_secs_f64();
-    let mut built = compile_and_link(&r, req)?;
+    let mut built = compile_and_link(&r)?;
     built.timing.configure = configure;
     Ok((r, built))
 }
@@ -391,7 +391,7 @@ pub struct WheelPreview {
 
 pub fn preview_wheel(req: &Request<'_>) -> Result<WheelPreview, Error> {
     let r = resolve(req)?;
-    let (py, abi) = req.python.tag(r.plan.limited_api);
+    let (py, abi) = r.python.tag(r.plan.limited_api);
     let requires = r
         .dist_info()
         .metadata()

@@ -50,6 +50,11 @@ pub struct Resolved {
     pub jax_requires: Vec<String>,
     /// Why the wheel needs a driver this new (`plan::driver_floors`).
     pub floors: Vec<Floor>,
+    /// The interpreter as the wheel's platform sees it: the build's, or for a cross-build
+    /// (`target`) its CPU and `EXT_SUFFIX` (`toolchain::cross::target_python`).
+    pub python: PythonInfo,
+    /// A cross-build: the target's NVIDIA wheels downloaded by this resolve (none when cached).
+    pub downloaded: Vec<String>,
 }
 
 impl Resolved {
@@ -124,9 +129,18 @@ impl Resolved {
 pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
-    let mut plan = BuildPlan::new(&config, req.python)?;
+    // A cross-build (`target`) sees the interpreter as the target's: CPU, `EXT_SUFFIX`.
+    let cross = toolchain::cross::cross(&config.tool, req.python).map_err(ToolchainError::from)?;
+    let python = match &cross {
+        Some(c) => toolchain::cross::target_python(req.python, c),
+        None => req.python.clone(),
+    };
+    let mut plan = BuildPlan::new(&config, &python)?;
+    if let Some(c) = &cross {
+        plan.build_dir = toolchain::cross::build_dir(&plan.build_dir, c.machine);
+    }
     // What zig mode cannot build (torch among it) is refused before torch is probed.
-    toolchain::zig::check(&config.tool, &req.python.machine).map_err(ToolchainError::from)?;
+    toolchain::zig::check(&config.tool, &python.machine).map_err(ToolchainError::from)?;
     // `bindings = "torch"`: torch is asked about itself once, before discovery (a missing
     // torch is said before a missing nvcc) and before flags are added.
     let torch_info = if plan.targets.iter().any(|t| t.bindings == Bindings::Torch) {
@@ -147,7 +161,8 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     if config.tool.check_gpu {
         bindings::import_check::apply(&mut plan);
     }
-    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, req.python)?;
+    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, &python)?;
+    toolchain.cross = cross;
     if let Some(zig) = &mut toolchain.zig {
         toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
     }
@@ -166,6 +181,11 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     };
     let framework = |t: &TargetPlan| torch::libraries_of(t, limited, &torch_libs);
     let mut linked = targets::for_targets(std::mem::take(&mut plan.targets), &search, &framework)?;
+    let mut downloaded = Vec::new();
+    if let Some(c) = &toolchain.cross {
+        (linked, downloaded) =
+            libraries::cross::for_target(linked, &search, req.python, c, &plan.build_dir)?;
+    }
     plan.targets = std::mem::take(&mut linked.targets);
     if plan.targets.iter().all(|t| t.kind != TargetKind::Extension)
         && !config.tool.extensions.is_empty()
@@ -193,6 +213,8 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
         jax_requires: jax_info.iter().map(JaxInfo::requirement).collect(),
         jax: jax_info,
         floors,
+        python,
+        downloaded,
     };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.

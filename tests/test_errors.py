@@ -445,6 +445,18 @@ STATIC_CASES = [
     ("manylinux-with-torch", dict(tool_extra='manylinux = "2_28"\nbindings = "torch"'), [], {},
      ['`tool.cudawheel.manylinux` and `bindings = "torch"` (tool.cudawheel.bindings) exclude each other',
       "hint: drop `manylinux` for torch extensions"]),
+    # target = "aarch64" (cross-build, issue 26)
+    ("target-value", {}, ["target=arm64"], {},
+     ['`tool.cudawheel.target` (from config setting `-C target`) has an invalid value string "arm64"', '"aarch64"']),
+    ("target-with-torch", dict(tool_extra='bindings = "torch"'), ["target=aarch64"], {},
+     ['`tool.cudawheel.target` = "aarch64" cannot build torch extensions (tool.cudawheel.bindings)',
+      "hint: build torch extensions on an aarch64 machine (a native ARM runner), without `target`"]),
+    ("target-cuda-12", {}, ["target=aarch64", "cuda=12"], {},
+     ['`tool.cudawheel.target` = "aarch64" builds with CUDA 13 or newer only', "`tool.cudawheel.cuda` = 12 (from config setting `-C cuda`)",
+      "hint: build the aarch64 wheel for CUDA 13 (`--cuda 13 -C target=aarch64`)"]),
+    ("target-with-system-toolkit", dict(tool_extra='toolkit = "system"'), [], {"CUDAWHEEL_TARGET": "aarch64"},
+     ['`tool.cudawheel.target` = "aarch64" (from pyproject.toml) cannot build with a system CUDA toolkit',
+      'hint: drop `toolkit = "system"`']),
 ]
 
 
@@ -862,3 +874,15 @@ def test_sccache_too_old_for_a_build_cluster(backend_python, cu13_home, tmp_path
     proc = run([backend_python, "-m", "cudawheel", "wheel", proj, "-o", tmp_path / "o2"],
                env=clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=conf, CUDAWHEEL_COMPILER_LAUNCHER=old), check=False)
     assert "cannot ship nvcc's compiles" not in proc.stderr, proc.stderr
+
+
+def test_cross_build_refuses_a_library_without_an_aarch64_wheel(zig_python, tmp_path):
+    """`cudart = "static"` links the x86_64 toolkit's libcudart_static.a: no aarch64 copy of it
+    comes from NVIDIA's wheels, so the cross-build refuses before downloading anything."""
+    from conftest import zig_env
+    proj = make_project(tmp_path, tool_extra='cudart = "static"')
+    err = fails(zig_python, proj, "target=aarch64", env=zig_env())
+    assert '`tool.cudawheel.target` = "aarch64": the CUDA library `cudart` was found in the CUDA toolkit at' in err, err
+    assert "not in one of NVIDIA's wheels, so there is no aarch64 copy of it to link" in err, err
+    assert 'hint: `cudart = "static"` links the toolkit' in err, err
+    assert not (proj / "build/cudawheel/aarch64/site").exists()

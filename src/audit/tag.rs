@@ -19,6 +19,44 @@ pub enum Mode {
     Default,
 }
 
+/// ELF `e_machine` of a platform's CPU.
+pub fn elf_machine(machine: &str) -> Option<u16> {
+    match machine {
+        "x86_64" => Some(62),
+        "aarch64" => Some(183),
+        _ => None,
+    }
+}
+
+/// `e_machine` in words, for messages.
+fn machine_name(e_machine: u16) -> String {
+    match e_machine {
+        62 => "x86_64".into(),
+        183 => "AArch64".into(),
+        n => format!("e_machine {n}"),
+    }
+}
+
+/// Every file (wheel path, report) is code for `machine`.
+pub fn check_machine(files: &[(&str, &ElfReport)], machine: &str) -> Result<(), ElfError> {
+    let Some(want) = elf_machine(machine) else {
+        return Ok(());
+    };
+    for (wheel_path, report) in files {
+        if report.machine != want {
+            return Err(ElfError::Audit {
+                wheel_path: wheel_path.to_string(),
+                problem: format!(
+                    "is {} code, but the wheel is for {machine}",
+                    machine_name(report.machine)
+                ),
+                fix: "drop objects or libraries built for another CPU from `link-flags`".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 pub fn choose(
     mode: &Mode,
     targets: &[TargetPlan],
@@ -27,6 +65,13 @@ pub fn choose(
     machine: &str,
     provided: &BTreeSet<String>,
 ) -> Result<String, ElfError> {
+    // Every ELF file is code for the wheel's CPU (a cross-build links the target's only).
+    let files: Vec<(&str, &ElfReport)> = targets
+        .iter()
+        .map(|t| t.wheel_path.as_str())
+        .zip(reports)
+        .collect();
+    check_machine(&files, machine)?;
     Ok(match mode {
         Mode::Zig { glibc_minor } => {
             let paths: Vec<PathBuf> = targets
@@ -43,4 +88,33 @@ pub fn choose(
         Mode::SystemLibraries => format!("linux_{machine}"),
         Mode::Default => elf::platform_tag(&reports.iter().collect::<Vec<_>>(), machine, provided),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elf_machine_must_be_the_wheels() {
+        let mut report = ElfReport {
+            soname: None,
+            needed: Vec::new(),
+            rpath: Vec::new(),
+            runpath: Vec::new(),
+            version_needs: Default::default(),
+            machine: 183,
+            undefined: Default::default(),
+        };
+        assert!(check_machine(&[("p/_core.so", &report)], "aarch64").is_ok());
+        let e = check_machine(&[("p/_core.so", &report)], "x86_64").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "p/_core.so: is AArch64 code, but the wheel is for x86_64"
+        );
+        report.machine = 62;
+        assert!(check_machine(&[("p/_core.so", &report)], "aarch64")
+            .unwrap_err()
+            .to_string()
+            .contains("is x86_64 code"));
+    }
 }

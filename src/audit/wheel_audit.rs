@@ -201,6 +201,25 @@ pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
     if !facts.system_rpath_wheel {
         violations.extend(tag_violation(&facts, &reports, &provided));
     }
+    // The tag's CPU is the ELF files' (an x86_64 module in an aarch64 wheel, or the reverse).
+    let arch = ["x86_64", "aarch64"]
+        .into_iter()
+        .find(|a| facts.platform.ends_with(&format!("_{a}")));
+    if let Some(arch) = arch {
+        let files: Vec<(&str, &ElfReport)> = reports.iter().map(|(n, r)| (n.as_str(), r)).collect();
+        if let Err(crate::audit::elf_rules::ElfError::Audit {
+            problem,
+            fix,
+            wheel_path,
+        }) = crate::audit::tag::check_machine(&files, arch)
+        {
+            violations.push(Violation {
+                file: wheel_path,
+                problem,
+                fix,
+            });
+        }
+    }
     Ok(violations)
 }
 

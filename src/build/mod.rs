@@ -206,7 +206,7 @@ pub fn prepare(
             }
         }
     }
-    let nvcc_archs = tc.nvcc.arch_info();
+    let nvcc_archs = tc.arch_info();
     let gencodes: Vec<Vec<Gencode>> = plan
         .targets
         .iter()

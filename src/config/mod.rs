@@ -20,7 +20,8 @@ pub use project::{License, Person, Project, Readme};
 pub use tool::{
     parse_size, suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc,
     KeyDef, LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig,
-    ToolkitChoice, Ty, LIBRARY_KEYS, MAX_WHEEL_SIZE, TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
+    ToolkitChoice, Ty, AARCH64_MANYLINUX, LIBRARY_KEYS, MAX_WHEEL_SIZE, OLDEST_MANYLINUX,
+    TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
 };
 
 /// Everything stage 1 produces.

@@ -145,7 +145,13 @@ pub const TOP_KEYS: &[KeyDef] = &[
     key("max-wheel-size", Ty::Size, "100000000 (100 MB)", "The largest wheel the build may produce, in bytes (an integer, or \"100MB\", \"50 MiB\", \"1.5GB\"): PyPI's default limit per file is 100 MB. A bigger wheel is an error naming its biggest members, the GPU code per architecture and the fixes; no file is left."),
     key("check-gpu", Ty::Bool, "true", "Every extension module runs its import helper's `preload()` when imported (the package's `_cuda_libs`, or `_<module>_cuda_libs` beside a top-level module), before its own init: a driver too old for the wheel, or a GPU its code cannot run on, is an ImportError saying what to install (no driver: the import goes on). false: the extensions' own init only. At run time CUDAWHEEL_SKIP_GPU_CHECK=1 skips the check."),
     key("manylinux", Ty::Pattern("^2_[0-9]+$"), "none", "e.g. \"2_28\" or \"2_17\": a portable wheel for that glibc, built on any Linux machine: host compiler and linker are zig (ziglang from PyPI, added to the build requirements) targeting that glibc, libc++ linked statically, only PyInit_* exported, tag manylinux_2_N_<arch>. Unset: the host compiler and the tag its output allows."),
+    key("target", Ty::Choice(TARGETS), "\"x86_64\" (the build machine)", "The CPU the wheel is for. \"aarch64\" on an x86_64 machine cross-builds for ARM64 Linux (SBSA: GH200, GB200, DGX Spark): the x86_64 nvcc from PyPI compiles the device code, zig compiles and links the host code for aarch64-linux-gnu (it implies `manylinux`, default \"2_28\", and `toolkit = \"pip\"`), NVIDIA's aarch64 wheels (downloaded once into build-dir with pip) give the libraries to link; tag manylinux_2_N_aarch64, archs default to 90 100 120. Not with torch bindings, a system toolkit, or a library without an aarch64 wheel."),
 ];
+/// The CPUs `target` accepts.
+pub const TARGETS: &[&str] = &["x86_64", "aarch64"];
+/// The glibc `target = "aarch64"` builds for when `manylinux` is unset: NVIDIA's aarch64 wheels
+/// of cuBLAS and friends are manylinux_2_27/2_28.
+pub const AARCH64_MANYLINUX: u32 = 28;
 /// Tables of targets and libraries: only in pyproject.toml.
 pub const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
 /// Keys of `[[tool.cudawheel.extension]]` (and of `shared-library`, which adds `destination`
@@ -365,6 +371,8 @@ pub struct ToolConfig {
     pub verbose: bool,
     /// `manylinux = "2_N"`: zig mode targeting glibc 2.N (see `toolchain::zig`).
     pub manylinux: Option<Sourced<Glibc>>,
+    /// `target`: the CPU the wheel is for, when set (`toolchain::cross`).
+    pub target: Option<Sourced<&'static str>>,
     /// Default binding library of the extensions (`tool.cudawheel.bindings`).
     pub bindings: Sourced<Bindings>,
     /// `torch-version`: specifiers of the torch build requirement (validated PEP 440).
@@ -776,6 +784,15 @@ impl ToolConfig {
             system_rpath: flag("system-rpath")?,
             verbose: flag("verbose")?,
             manylinux: get("manylinux").map(parse_manylinux).transpose()?,
+            target: get("target")
+                .map(|f| {
+                    let value = f.one_of(&[("x86_64", "x86_64"), ("aarch64", "aarch64")])?;
+                    Ok::<_, ConfigError>(Sourced {
+                        value,
+                        origin: f.origin.clone(),
+                    })
+                })
+                .transpose()?,
             bindings: match get("bindings") {
                 None => Sourced {
                     value: Bindings::None,
@@ -811,7 +828,33 @@ impl ToolConfig {
                 .map(keys::max_wheel_size)
                 .transpose()?
                 .unwrap_or(MAX_WHEEL_SIZE),
-        })
+        }
+        .apply_target())
+    }
+
+    /// `target = "aarch64"` implies zig mode (`manylinux`, default 2_28) and the toolkit from
+    /// PyPI (an x86_64 nvcc whose libraries are never linked); an explicit `toolkit` stays, and
+    /// `toolchain::cross` refuses "system".
+    fn apply_target(mut self) -> Self {
+        let Some(t) = self.target.clone().filter(|t| t.value == "aarch64") else {
+            return self;
+        };
+        if self.manylinux.is_none() {
+            self.manylinux = Some(Sourced {
+                value: Glibc {
+                    major: 2,
+                    minor: AARCH64_MANYLINUX,
+                },
+                origin: t.origin.clone(),
+            });
+        }
+        if self.toolkit.value == ToolkitChoice::Auto {
+            self.toolkit = Sourced {
+                value: ToolkitChoice::Pip,
+                origin: t.origin,
+            };
+        }
+        self
     }
 
     /// `name-suffix` with `{major}` filled in.

@@ -7,6 +7,7 @@
 //! folder); the CUDA toolkit in use; Debian multiarch and RPM layouts plus `search` entries.
 
 pub mod catalog;
+pub mod cross;
 pub mod cudart;
 pub mod targets;
 
@@ -34,6 +35,9 @@ pub enum LibraryError {
         probes: Vec<String>,
         env_prefix: String,
     },
+    /// A cross-build's libraries (`cross.rs`).
+    #[error(transparent)]
+    Cross(#[from] crate::toolchain::cross::CrossError),
     #[error("`{key}` names the library {name:?}, which is neither in cudawheel's catalogue nor declared in `[tool.cudawheel.library.{name}]`")]
     Unknown {
         key: String,
@@ -45,6 +49,7 @@ pub enum LibraryError {
 impl Hint for LibraryError {
     fn hints(&self) -> Vec<String> {
         match self {
+            LibraryError::Cross(e) => e.hints(),
             LibraryError::NotFound { env_prefix, .. } => vec![format!(
                 "set `{env_prefix}_LIBRARY_PATH` and `{env_prefix}_INCLUDE_PATH` (or `{env_prefix}_DIR`) to where it is installed"
             )],

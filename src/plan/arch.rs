@@ -171,6 +171,8 @@ pub struct NvccArchs {
     pub version: String,
     /// Virtual archs it accepts, without `compute_`: `75`, `90a`, `100f`, ...
     pub supported: Vec<String>,
+    /// The wheel is for aarch64 (SBSA) systems: the default list is theirs.
+    pub sbsa: bool,
 }
 
 /// PyTorch's named architectures (`torch.utils.cpp_extension`), from Volta on.
@@ -278,6 +280,11 @@ pub fn default_archs(major: u32) -> &'static [u32] {
         _ => &[75, 80, 86, 89, 90, 100, 120],
     }
 }
+
+/// The default `archs` of an aarch64 (SBSA) wheel: Grace Hopper (90), Grace Blackwell
+/// (100: GB200, and GB300's 10.3 through the same major's SASS compatibility), RTX PRO and
+/// DGX Spark (120, 121).
+pub const SBSA_ARCHS: &[u32] = &[90, 100, 120];
 
 /// The virtual archs nvcc accepts, without `compute_`, from the output of
 /// `nvcc --list-gpu-arch` and of `nvcc --help` (whose `--gpu-architecture` allowed values
@@ -404,10 +411,14 @@ pub fn gencodes_with(
     match list {
         // The defaults, less what this nvcc cannot build (an older 12.x has no 90).
         None => archs.extend(
-            default_archs(nvcc.major)
-                .iter()
-                .filter(|n| nvcc.supported.contains(&n.to_string()))
-                .map(|&n| plain(n, ArchKind::Default)),
+            (if nvcc.sbsa {
+                SBSA_ARCHS
+            } else {
+                default_archs(nvcc.major)
+            })
+            .iter()
+            .filter(|n| nvcc.supported.contains(&n.to_string()))
+            .map(|&n| plain(n, ArchKind::Default)),
         ),
         Some(l) => {
             for spec in &l.specs {
@@ -541,6 +552,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect(),
+            sbsa: false,
         }
     }
 
@@ -552,6 +564,7 @@ mod tests {
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+            sbsa: false,
         }
     }
 

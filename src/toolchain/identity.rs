@@ -108,6 +108,7 @@ mod tests {
             zig: None,
             compress: crate::config::compress::Compress::Size,
             compress_flags: vec!["--compress-mode=size".into()],
+            cross: None,
         }
     }
 

@@ -15,6 +15,7 @@ use crate::config::PythonInfo;
 use crate::config::{CudaChoice, DriverFloor, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 
+pub mod cross;
 pub mod headers;
 pub mod identity;
 pub mod launcher;
@@ -27,6 +28,9 @@ pub enum ToolchainError {
     /// zig mode (`manylinux`).
     #[error(transparent)]
     Zig(#[from] zig::ZigError),
+    /// A cross-build (`target`).
+    #[error(transparent)]
+    Cross(#[from] cross::CrossError),
     #[error("nvcc for CUDA {wanted} not found; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     NvccNotFound {
         wanted: String,
@@ -94,6 +98,7 @@ impl Hint for ToolchainError {
     fn hints(&self) -> Vec<String> {
         match self {
             ToolchainError::Zig(e) => e.hints(),
+            ToolchainError::Cross(e) => e.hints(),
             ToolchainError::NvccNotFound { pip_possible: true, .. } => vec![
                 "with build isolation (the default) cudawheel installs nvcc from PyPI by itself; with `--no-build-isolation`, `pip install \"cuda-toolkit[nvcc,cccl,cudart]>=13,<14\"` first".into(),
                 "or point `CUDA_HOME` at a CUDA toolkit".into(),
@@ -195,6 +200,18 @@ pub struct Toolchain {
     /// The fatbin compression mode (`compress`, resolved for this nvcc) and its nvcc flags.
     pub compress: Compress,
     pub compress_flags: Vec<String>,
+    /// A cross-build (`target`), set by `resolve` (`cross.rs`).
+    pub cross: Option<cross::Cross>,
+}
+
+impl Toolchain {
+    /// What nvcc can build, with the default archs of the wheel's platform (SBSA systems for
+    /// an aarch64 cross-build).
+    pub fn arch_info(&self) -> crate::plan::arch::NvccArchs {
+        let mut info = self.nvcc.arch_info();
+        info.sbsa = self.cross.as_ref().is_some_and(|c| c.machine == "aarch64");
+        info
+    }
 }
 
 impl Nvcc {
@@ -204,6 +221,7 @@ impl Nvcc {
             major: self.major,
             version: self.full_version.clone(),
             supported: self.archs.clone(),
+            sbsa: false,
         }
     }
 }
@@ -447,6 +465,9 @@ pub fn tool_requirements(tool: &ToolConfig) -> Vec<String> {
     if tool.manylinux.is_some() {
         reqs.push(zig::REQUIREMENT.to_string());
     }
+    if tool.target.as_ref().is_some_and(|t| t.value == "aarch64") {
+        reqs.push(cross::PIP_REQUIREMENT.to_string());
+    }
     reqs
 }
 
@@ -590,6 +611,7 @@ pub fn discover(
         zig,
         compress,
         compress_flags,
+        cross: None,
     })
 }
 
