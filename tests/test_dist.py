@@ -67,7 +67,7 @@ def build(backend_python, tmp_path, cu13_home, conf: Path, tag: str):
     env = clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=conf, SCCACHE_DIR=tmp_path / f"cache-{tag}",
                     SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
                     CUDAWHEEL_COMPILER_LAUNCHER=sccache(), SOURCE_DATE_EPOCH="1700000000",
-                    CUDAWHEEL_JOBS="2")
+                    CUDAWHEEL_JOBS="2", SCCACHE_ERROR_LOG=tmp_path / f"sccache-{tag}.log", SCCACHE_LOG="warn")
     project = small_bench_project(tmp_path / "checkout")
     try:
         proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist-{tag}",
@@ -85,7 +85,7 @@ def test_default_archs_distribute_and_match_a_local_build(backend_python, cu13_h
     distributed = sum(stats["dist_compiles"].values())
     # The CUDA compiles' steps went to the build server, none failed there.
     assert distributed >= 8, (distributed, stats, log)
-    assert stats["dist_errors"] == 0, stats
+    assert stats["dist_errors"] == 0, (tmp_path / "sccache-cluster.log").read_text()[-3000:]
     assert stats["compile_fails"] == 0, stats
     # Said before the first compile, and the default archs' PTX went through sccache too.
     assert "1 build server" in log and "compiles are distributed there" in log, log
@@ -95,7 +95,9 @@ def test_default_archs_distribute_and_match_a_local_build(backend_python, cu13_h
     commands = [line for line in log.splitlines() if "$ " in line and "nvcc " in line and " -c " in line]
     assert commands and all("sccache" in c.split("$ ", 1)[1].split()[0] for c in commands), commands
     # The end-of-build report, from sccache's own counters.
-    assert f"build cluster: {distributed} compiled there" in log, log
+    # (sccache's totals include cudawheel's one tiny test compile, sent before the build's
+    # counters are taken.)
+    assert f"build cluster: {distributed - 1} compiled there, 0 compiled here" in log, log
     assert ", 0 failed there and ran here" in log, log
     # The queue was sized by the cluster while links stayed within this machine's jobs.
     assert "of them for steps that run on this machine" in log, log
