@@ -333,6 +333,12 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
 
 const LOCKED: &str = "no worker panics holding the lock";
 
+/// The slots a step running with `threads` holds: its threads, and one more for a compile the
+/// cluster runs (the host-side step sccache sends beside the device steps).
+fn held(steps: &[Step], opts: &Options<'_>, index: usize, threads: usize) -> usize {
+    threads + usize::from(opts.is_remote(index) && steps[index].job.threadable)
+}
+
 /// The ready step to start now and its `--threads` (1 for other steps), or `None` when no
 /// slot or not enough memory is free. Longest expected first; a step that does not fit in
 /// memory lets a shorter one that fits go first.
@@ -372,7 +378,17 @@ fn pick(
         if local_free == 0 {
             continue;
         }
-        let mut threads = if job.threadable && !remote && opts.jobserver.is_none() {
+        // A compile the cluster runs: sccache runs its arch groups `--threads` at a time on
+        // the build servers, plus the host-side step: it holds one slot more than its threads,
+        // so the jobs sent stay within the cluster's cores (its scheduler refuses more, and
+        // sccache then compiles locally).
+        let remote_compile = remote && job.threadable;
+        if remote_compile && free < 2 && st.running > 0 {
+            continue;
+        }
+        let mut threads = if remote_compile && opts.jobserver.is_none() {
+            thread_budget(free.saturating_sub(1).max(1), ready_compiles)
+        } else if job.threadable && !remote && opts.jobserver.is_none() {
             thread_budget(free.min(local_free), ready_compiles)
         } else {
             1
@@ -433,7 +449,7 @@ fn worker(
                     let index = st.ready.swap_remove(pos);
                     let verdict = st.verdicts[index].take();
                     let need = peaks[index].0 * threads as u64;
-                    st.slots_used += threads;
+                    st.slots_used += held(steps, opts, index, threads);
                     if !opts.is_remote(index) {
                         st.local_used += threads;
                     }
@@ -473,7 +489,7 @@ fn worker(
             st.implicit_free = true;
         }
         drop(slot);
-        st.slots_used -= threads;
+        st.slots_used -= held(steps, opts, index, threads);
         if !opts.is_remote(index) {
             st.local_used -= threads;
         }
@@ -842,16 +858,44 @@ mod tests {
         };
         let stats = run(&steps, &opts).unwrap();
         assert_eq!(stats.ran, 6);
-        assert!(stats.max_parallel >= 5, "{}", stats.max_parallel);
-        // Compiles sent to the cluster get no nvcc `--threads`.
-        let names: Vec<String> = (0..4).map(|i| format!("r{i}")).collect();
-        assert_eq!(threads_given(d, &names), ["", "", "", ""]);
+        assert!(stats.max_parallel >= 3, "{}", stats.max_parallel);
+        // Each compile sent to the cluster holds a slot beside its `--threads` (sccache's
+        // host-side step): a 2-core cluster takes one compile at a time, so sccache-dist's
+        // scheduler never refuses a job (it refuses beyond cores + 1), where the same 2 slots
+        // run two local compiles at once.
+        let cache = Cache::open(&d.join("narrow"), "t".into());
+        let remote_only: Vec<Step> = (0..3)
+            .map(|i| Step {
+                job: sleeper(d, &format!("n{i}"), 0.3),
+                after: vec![],
+            })
+            .collect();
+        let narrow = Options {
+            workers: 2,
+            cache: &cache,
+            remote: Some(Remote {
+                steps: vec![true; 3],
+                local_slots: 2,
+            }),
+            ..opts
+        };
+        assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 1);
+        let cache = Cache::open(&d.join("narrow-local"), "t".into());
+        let local = Options {
+            cache: &cache,
+            remote: None,
+            memory: None,
+            ..narrow
+        };
+        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 2);
         // Control: with two local slots the two local steps overlap, and one fails.
         let cache = Cache::open(&d.join("again"), "t".into());
         let two = Options {
             cache: &cache,
+            workers: 6,
             remote: Some(remote(2)),
-            ..opts
+            memory: None,
+            ..narrow
         };
         assert!(run(&steps, &two).is_err());
     }
