@@ -78,6 +78,7 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
     } else {
         host_report(w, &tool, env);
     }
+    launcher_report(w, &tool, env, python);
     if let Some(c) = &config {
         bindings_section(w, c, python);
     }
@@ -569,6 +570,34 @@ fn host_report(
         }
         Err(e) => {
             let _ = writeln!(w, "Host compiler: not found");
+            let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
+        }
+    }
+}
+
+/// `compiler-launcher`: which one, its version, and for sccache whether a build cluster
+/// (sccache-dist scheduler) is configured and answers.
+fn launcher_report(
+    w: &mut String,
+    tool: &ToolConfig,
+    env: &std::collections::BTreeMap<String, String>,
+    python: &PythonInfo,
+) {
+    let Some(name) = tool.compiler_launcher.as_deref() else {
+        return;
+    };
+    match toolchain::launcher::find(name, env, python) {
+        Ok(l) => {
+            let version = l
+                .version
+                .map_or("version unknown".into(), |(a, b, c)| format!("{a}.{b}.{c}"));
+            let _ = writeln!(w, "Compiler launcher: {} ({version})", l.path.display());
+            if l.kind == toolchain::launcher::Kind::Sccache {
+                let _ = writeln!(w, "  build cluster: {}", l.dist.describe());
+            }
+        }
+        Err(e) => {
+            let _ = writeln!(w, "Compiler launcher: {name}");
             let _ = writeln!(w, "{}", indent(&crate::render(&crate::Error::Toolchain(e))));
         }
     }

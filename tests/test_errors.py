@@ -864,6 +864,31 @@ def test_jax_too_old_for_jax_ffi(wheelhouse, tmp_path):
     assert 'pip install -U "jax>=0.5"' in err, err
 
 
+def test_sccache_too_old_for_a_build_cluster(backend_python, cu13_home, tmp_path):
+    """Issue 24's version gate: sccache's configuration names an sccache-dist scheduler, but the
+    sccache in front of the compiles predates nvcc support in sccache-dist (0.9): refused before
+    anything compiles, rather than building everything locally without a word. (Only its
+    version is asked before the refusal, so a script that answers `--version` stands in for an
+    old release, which cannot be built with today's Rust.)"""
+    old = tmp_path / "old" / "sccache"
+    old.parent.mkdir()
+    old.write_text("#!/bin/sh\necho 'sccache 0.8.2'\n")
+    old.chmod(0o755)
+    conf = tmp_path / "sccache.conf"
+    conf.write_text('[dist]\nscheduler_url = "http://127.0.0.1:9"\n[dist.auth]\ntype = "token"\ntoken = "t"\n')
+    proj = make_project(tmp_path)
+    err = fails(backend_python, proj, env=clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=conf,
+                                                     CUDAWHEEL_COMPILER_LAUNCHER=old))
+    assert f"{old} is sccache 0.8.2, and its configuration names the build cluster http://127.0.0.1:9" in err, err
+    assert "sccache before 0.9 cannot ship nvcc's compiles" in err, err
+    assert "hint: install sccache 0.18 or newer" in err and "remove the `[dist]` section" in err, err
+    # Control: without the `[dist]` section the same launcher is not refused for that reason.
+    conf.write_text("")
+    proc = run([backend_python, "-m", "cudawheel", "wheel", proj, "-o", tmp_path / "o2"],
+               env=clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=conf, CUDAWHEEL_COMPILER_LAUNCHER=old), check=False)
+    assert "cannot ship nvcc's compiles" not in proc.stderr, proc.stderr
+
+
 def test_cross_build_refuses_a_library_without_an_aarch64_wheel(zig_python, tmp_path):
     """`cudart = "static"` links the x86_64 toolkit's libcudart_static.a: no aarch64 copy of it
     comes from NVIDIA's wheels, so the cross-build refuses before downloading anything."""

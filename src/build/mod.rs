@@ -88,14 +88,19 @@ pub fn run(
     // The launcher's counters before and after, for the summary (sccache: other builds
     // sharing its server at the same time would be counted too).
     let counts_before = tc.launcher.as_ref().and_then(|l| l.before_build(build_dir));
+    let remote = remote_steps(tc, &steps, plan.jobs);
     let stats = schedule::run(
         &steps,
         &schedule::Options {
-            workers: plan.jobs,
+            workers: remote
+                .as_ref()
+                .and_then(|_| tc.launcher.as_ref()?.dist.cpus())
+                .map_or(plan.jobs, |cpus| cpus.max(plan.jobs)),
             verbose: opts.verbose,
             cache: &cache,
             jobserver: jobserver.as_ref(),
             memory: schedule::MemoryLimit::new(opts.max_memory),
+            remote,
         },
     )?;
     let launcher = match &tc.launcher {
@@ -103,6 +108,71 @@ pub fn run(
         _ => None,
     };
     Ok(Ran { stats, launcher })
+}
+
+/// With a reachable sccache-dist cluster: which steps it compiles (those run through sccache,
+/// except in zig mode, whose host-compiler wrapper sccache cannot package), and this machine's
+/// `jobs` slots for the rest (device links, links).
+fn remote_steps(tc: &Toolchain, steps: &[Step], jobs: usize) -> Option<schedule::Remote> {
+    let launcher = tc.launcher.as_ref()?;
+    launcher.dist.cpus()?;
+    let shipped = |s: &Step| s.job.launcher.is_some() && tc.zig.is_none();
+    Some(schedule::Remote {
+        steps: steps.iter().map(shipped).collect(),
+        local_slots: jobs,
+    })
+}
+
+/// A cluster that answers is tried with one tiny compile: where it refuses this client (a
+/// wrong token: sccache then fails every compile it sends), the build compiles here without
+/// sccache, with one warning, rather than fail.
+fn check_cluster(tc: &mut Toolchain, build_dir: &Path) {
+    use crate::toolchain::sccache_dist::{self, Dist};
+    let Some(l) = tc.launcher.as_ref() else {
+        return;
+    };
+    let Dist::Ready { scheduler, .. } = &l.dist else {
+        return;
+    };
+    // zig mode compiles here anyway (`announce_cluster`).
+    if tc.zig.is_some() {
+        return;
+    }
+    if let Err(why) = sccache_dist::probe(&l.path, &tc.host.path, &build_dir.join("dist-probe")) {
+        ui::warn(&format!(
+            "sccache-dist scheduler {scheduler} refused a test compile ({why}); compiling on this machine without sccache (check the `[dist.auth]` token in sccache's configuration)"
+        ));
+        tc.launcher = None;
+        tc.launcher_wraps_nvcc = false;
+    }
+}
+
+/// Says what the build cluster will do (once, before anything compiles): where compiles go,
+/// or one warning that the configured scheduler cannot be reached and they run here.
+fn announce_cluster(tc: &Toolchain) {
+    use crate::toolchain::sccache_dist::Dist;
+    let Some(l) = tc.launcher.as_ref() else {
+        return;
+    };
+    match &l.dist {
+        Dist::Off => {}
+        Dist::Ready { .. } if tc.zig.is_some() => ui::warn(&format!(
+            "{}; `manylinux` builds compile with zig, whose wrapper sccache cannot package for a build server: every compile runs on this machine",
+            l.dist.describe()
+        )),
+        Dist::Ready { .. } if !tc.launcher_wraps_nvcc => ui::status(&format!(
+            "{}: host compiles are distributed, CUDA compiles run on this machine",
+            l.dist.describe()
+        )),
+        Dist::Ready { .. } => ui::status(&format!(
+            "{}: compiles are distributed there, the queue sized by its cores",
+            l.dist.describe()
+        )),
+        Dist::Unreachable { .. } => ui::warn(&format!(
+            "{}; compiling on this machine instead (sccache's cache still serves)",
+            l.dist.describe()
+        )),
+    }
 }
 
 /// The toolchain as this build uses it, and each target's `-gencode` list: says what it builds
@@ -155,5 +225,19 @@ pub fn prepare(
         ));
         tc.launcher_wraps_nvcc = false;
     }
+    // sccache asks nvcc about its host compiler from sccache's own folder, where zig's wrapper
+    // (named relatively, in build-dir) is not found: "Compiler not supported".
+    if tc.zig.is_some()
+        && tc.launcher_wraps_nvcc
+        && tc
+            .launcher
+            .as_ref()
+            .is_some_and(|l| l.kind == crate::toolchain::launcher::Kind::Sccache)
+    {
+        ui::warn("sccache cannot wrap nvcc in `manylinux` builds (it checks nvcc's host compiler, zig's wrapper in build-dir, from its own folder and does not find it): nvcc runs directly; host compiles still go through the launcher");
+        tc.launcher_wraps_nvcc = false;
+    }
+    check_cluster(&mut tc, &plan.build_dir);
+    announce_cluster(&tc);
     Ok((tc, gencodes))
 }

