@@ -500,8 +500,9 @@ pub fn build_matrix(
 
 /// `python -m cudawheel wheel`: the one wheel `build_wheel` makes; with `split = "library"`
 /// the binding wheel for this Python and, when `library`, the library wheel
-/// `<name>-lib-cu<major>` (`py3-none`) holding the GPU code. Returns the files written (all or
-/// nothing).
+/// `<name>-lib-cu<major>` (`py3-none`) holding the GPU code. A variant build makes both variant
+/// wheels of one label (`<name>-lib` and `<name>`, the same properties: the binding's import
+/// check reads the library's GPU code). Returns the files written (all or nothing).
 pub fn build_wheels(
     req: &Request<'_>,
     wheel_dir: &Path,
@@ -532,7 +533,7 @@ fn split_wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Ve
     let in_lib = |path: &str| path.starts_with(&format!("{folder}/"));
     let lib_name = metadata::DistName::new(
         &r.config.project,
-        &format!("-lib-cu{}", r.toolchain.nvcc.major),
+        &crate::plan::split::library_suffix(&r.config, r.toolchain.nvcc.major),
     );
     let needed_of = |lib: bool| -> std::collections::BTreeSet<String> {
         r.plan

@@ -277,9 +277,10 @@ STATIC_CASES = [
     ("split-only-cu-sources", dict(tool_extra='split = "library"'), [], {},
      ['`tool.cudawheel.split` = "library" (from pyproject.toml): `tool.cudawheel.extension[0].sources` has only .cu files',
       "hint: move the binding code (PYBIND11_MODULE, NB_MODULE, PyInit_*) into a .cpp/.c file"]),
-    ("split-with-variant", dict(tool_extra='split = "library"\nvariant = "cuda"'), [], {},
-     ['`tool.cudawheel.split` = "library" (from pyproject.toml) cannot be combined with `variant`',
-      "hint: drop `split`"]),
+    # A variant build splits (test_split.py); its other refusals stay.
+    ("split-variant-with-cuda-deps-extra", dict(tool_extra='split = "library"\nvariant = "cuda"\ncuda-deps = "extra"'),
+     [], {}, ['`tool.cudawheel.split` = "library" (from pyproject.toml) cannot be combined with `cuda-deps = "extra"`',
+              "hint: drop `split`"]),
     ("split-with-cuda-deps-extra", dict(tool_extra='cuda-deps = "extra"'), [], {"CUDAWHEEL_SPLIT": "library"},
      ['`tool.cudawheel.split` = "library" (from environment variable `CUDAWHEEL_SPLIT`) cannot be combined with `cuda-deps = "extra"`']),
     ("split-with-torch", dict(tool_extra='bindings = "torch"'), ["split=library"], {},

@@ -286,3 +286,118 @@ def test_split_for_several_pythons_and_cuda_majors(release, backend_python, cu13
             assert f"pybind-saxpy-lib-cu{major}==0.1.0" in Wheel(path).field("Requires-Dist"), path.name
     audit = run([backend_python, "-m", "cudawheel", "audit", *proc.stdout.split()])
     assert audit.stdout.count("OK  ") == 6, audit.stdout
+
+
+def variant_of(wheel: Path) -> dict:
+    """The wheel's variant.json `variants`, after variantlib accepted it for the file name's label."""
+    variantlib = pytest.importorskip("variantlib", reason="variantlib==0.2.2 comes from requirements-dev.txt")
+    from variantlib.constants import VALIDATION_WHEEL_NAME_REGEX
+    from variantlib.variant_dist_info import VariantDistInfo
+
+    w = Wheel(wheel)
+    text = w.read(f"{w.dist_info}/variant.json")
+    m = VALIDATION_WHEEL_NAME_REGEX.fullmatch(wheel.name)
+    assert m and m.group("variant_label"), wheel.name
+    assert VariantDistInfo(text, m.group("variant_label")).variant_desc.label == m.group("variant_label")
+    assert variantlib
+    return json.loads(text)["variants"]
+
+
+def uv_install(tmp: Path, python: Path, find_links, driver: str, sm: str):
+    """uv (`--preview-features wheel-variants`, offline) installs `pybind-saxpy` by name into a
+    fresh venv of `python`, with the NVIDIA provider's detection forced to `driver` and `sm`."""
+    env = clean_env(UV_CACHE_DIR=tmp / "uv-cache", NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION=driver,
+                    NV_VARIANT_PROVIDER_FORCE_SM_ARCH=sm)
+    venv_dir = tmp / f"uv-{python.parent.parent.name}-{driver}-{sm}"
+    run([sys.executable, "-m", "uv", "venv", "-q", "--offline", "--python", python, venv_dir], env=env)
+    py = venv_dir / "bin/python"
+    cmd = [sys.executable, "-m", "uv", "pip", "install", "--offline", "--no-index", "--python", py,
+           "--preview-features", "wheel-variants"]
+    for f in find_links:
+        cmd += ["--find-links", f]
+    return py, run(cmd + ["pybind-saxpy"], env=env, check=False)
+
+
+def test_split_with_variants(release, backend_python, cu13_home):
+    """`variant = "cuda"` with the split, `--cuda 12 --cuda 13`, two Pythons: the library wheel
+    `pybind-saxpy-lib` is a variant per major (label cu<major>), the binding wheels are variants
+    of the same label with the same properties (they link libcudart.so.<major> and carry that
+    major's import check) requiring `pybind-saxpy-lib==0.1.0`; a -variants.json per distribution;
+    both audits accept every wheel; uv installs the binding by name and picks the library of the
+    same label by the (forced) driver, which imports on this CPU-only machine."""
+    tmp = release[0]
+    project = copy_example("pybind_saxpy", tmp / "variant")
+    out = tmp / "variant-out"
+    env = clean_env(CUDA_HOME=toolkit_home(12), CUDA_PATH=cu13_home, CUDAWHEEL_ARCHS="90-real")
+    pythons = [tmp / "build9/bin/python", tmp / "build12/bin/python"]
+    proc = run(wheel_args(backend_python, project, out, pythons, "split=library", "variant=cuda")
+               + ["--cuda", "12", "--cuda", "13"], env=env)
+    written = list(dict.fromkeys(Path(p) for p in proc.stdout.split()))
+    names = [re.sub(r"manylinux_2_\d+_x86_64", "PLAT", p.name) for p in written]
+    assert names == [
+        "pybind_saxpy_lib-0.1.0-py3-none-PLAT-cu12.whl", "pybind_saxpy-0.1.0-cp39-cp39-PLAT-cu12.whl",
+        "pybind_saxpy_lib-0.1.0-py3-none-PLAT-cu13.whl", "pybind_saxpy-0.1.0-cp39-cp39-PLAT-cu13.whl",
+        "pybind_saxpy-0.1.0-variants.json", "pybind_saxpy_lib-0.1.0-variants.json",
+        "pybind_saxpy-0.1.0-cp312-cp312-PLAT-cu12.whl", "pybind_saxpy-0.1.0-cp312-cp312-PLAT-cu13.whl",
+    ], names
+    assert sorted(out.iterdir()) == sorted(written)
+    assert proc.stderr.count("] nvcc csrc/saxpy.cu ") == 2, proc.stderr  # once per major
+    runtime = {12: "nvidia-cuda-runtime-cu12>=12.", 13: "nvidia-cuda-runtime>=13."}
+    wheels = [p for p in written if p.suffix == ".whl"]
+    for path in wheels:
+        major = int(path.name[-6:-4])
+        props = {f"cu{major}": {"nvidia": {"cuda_version_lower_bound": [f"{major}.0"], "sm_arch": ["90_real"]}}}
+        assert variant_of(path) == props, path.name
+        w = Wheel(path)
+        assert f"{w.dist_info}/variant.json" in w.check_record()
+        reqs = w.field("Requires-Dist")
+        if path.name.startswith("pybind_saxpy_lib-"):
+            assert w.field("Name") == ["pybind-saxpy-lib"]
+            assert [n for n in w.names if not n.startswith(w.dist_info)] == [f"pybind_saxpy_lib/{SONAME}"]
+            assert len(reqs) == 1 and reqs[0].startswith(runtime[major]), reqs
+            continue
+        assert w.field("Name") == ["pybind-saxpy"]
+        assert reqs[0] == "pybind-saxpy-lib==0.1.0" and reqs[1].startswith(runtime[major]), reqs
+        (name,) = [n for n in w.names if n.startswith("pybind_saxpy/_core")]
+        dyn = readelf_dynamic(w.extract(name, tmp / "variant-x" / path.name))
+        # Why the binding wheels are variants too: the host glue needs this major's runtime.
+        assert SONAME in dyn["NEEDED"] and f"libcudart.so.{major}" in dyn["NEEDED"], dyn
+        assert dyn["RPATH"][0].endswith(":$ORIGIN/../pybind_saxpy_lib"), dyn
+        assert '("libpybind_saxpy__core_gpu.so", "pybind_saxpy_lib", "pybind-saxpy-lib==0.1.0")' in \
+            w.read("pybind_saxpy/_cuda_libs.py").decode()
+    for dist in ("pybind_saxpy", "pybind_saxpy_lib"):
+        index = json.loads((out / f"{dist}-0.1.0-variants.json").read_text())
+        assert index["variants"] == {
+            f"cu{m}": {"nvidia": {"cuda_version_lower_bound": [f"{m}.0"], "sm_arch": ["90_real"]}} for m in (12, 13)
+        }, index
+    # cudawheel's audit (the variant audit included) accepts each; control: a library wheel
+    # relabelled cu13 -> cu12 fails it.
+    audit = run([backend_python, "-m", "cudawheel", "audit", *wheels])
+    assert audit.stdout.count("OK  ") == 6, audit.stdout
+    bad = tmp / "variant-bad"
+    bad.mkdir()
+    lib13 = written[2]
+    relabelled = bad / lib13.name.replace("-cu13.whl", "-cu12.whl")
+    relabelled.write_bytes(lib13.read_bytes())
+    proc = run([backend_python, "-m", "cudawheel", "audit", relabelled], check=False)
+    assert proc.returncode == 1 and "not exactly the file name's label \"cu12\"" in proc.stdout, proc.stdout
+    # uv picks both wheels' label by the driver; the binding loads the library of its major.
+    runtime_dir = tmp / "variant-runtime"
+    run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", runtime_dir,
+         *sorted({r for w in wheels for r in Wheel(w).field("Requires-Dist") if r.startswith("nvidia")})],
+        env=clean_env())
+    code = ("import json, importlib.metadata as md, pybind_saxpy as m\n"
+            "labels = {d: [*json.loads(md.distribution(d).read_text('variant.json'))['variants']]"
+            " for d in ('pybind-saxpy', 'pybind-saxpy-lib')}\n"
+            f"lib = {{l.split()[-1] for l in open('/proc/self/maps') if '{SONAME}' in l}}\n"
+            "print(json.dumps([labels, m.runtime_version() // 1000, sorted(lib)]))")
+    for minor in (9, 12):
+        for driver, label in (("12.8", "cu12"), ("13.0", "cu13")):
+            py, proc = uv_install(tmp, pyenv_python(minor), [out, runtime_dir], driver, "9.0")
+            assert proc.returncode == 0, proc.stderr
+            labels, major, lib = json.loads(run([py, "-c", code], cwd=tmp, env=clean_env()).stdout)
+            assert labels == {"pybind-saxpy": [label], "pybind-saxpy-lib": [label]}, (minor, driver, labels)
+            assert major == int(label[2:]) and len(lib) == 1 and lib[0].endswith(f"site-packages/pybind_saxpy_lib/{SONAME}"), lib
+    # Control: a GPU whose arch family neither variant carries code for (sm_8.6) gets no variant.
+    _, proc = uv_install(tmp, pyenv_python(12), [out, runtime_dir], "13.0", "8.6")
+    assert proc.returncode != 0, proc.stdout

@@ -13,7 +13,8 @@ reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libra
 wheel built now would be named and declare; it works outside a project too.
 With `split = "library"` wheel writes the library wheel `<name>-lib-cu<major>` (the GPU code,
 py3-none) and the binding wheel; with `--python PY ...` the library once and a binding wheel per
-interpreter (a PEP 517 frontend gets one ordinary wheel instead).
+interpreter (a PEP 517 frontend gets one ordinary wheel instead). With `variant` too, both are
+variant wheels of one label: `<name>-lib` and `<name>`, each with its -variants.json.
 `wheel --python PY` (repeated; an interpreter path) builds the wheel for each of those Pythons
 (its tags, extension suffix, headers and binding libraries), one after the other in the same
 build-dir; combinable with `--cuda`. The interpreters need no cudawheel, only what the build finds

@@ -2,6 +2,8 @@
 //! into a generated shared-library target, `lib<module>_gpu.so`, installed in a folder of its
 //! own (`<name>_lib_cu<major>/`) and shipped in a Python-independent wheel; the extension keeps
 //! its host sources and links that library by SONAME (`link-with`, an `$ORIGIN` RPATH).
+//! A variant build (`variant`, `null-variant`) names the library `<name>-lib` (folder
+//! `<name>_lib/`): its variant label carries the CUDA major, as the binding wheels' does.
 //!
 //! Input: the plan after the binding libraries were applied, the configuration, the CUDA
 //! major. Output: the plan with the generated targets first (they are shared libraries).
@@ -14,8 +16,6 @@ use super::{BuildPlan, Lang, PlanError, TargetKind, TargetPlan};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SplitError {
-    #[error("`tool.cudawheel.split` = \"library\" (from {origin}) cannot be combined with `variant`: a variant build names its wheels by the variant, not `<name>-lib-cu<major>`")]
-    Variant { origin: Origin },
     #[error("`tool.cudawheel.split` = \"library\" (from {origin}) cannot be combined with `cuda-deps = \"extra\"`: the binding wheel's extra would not reach the library wheel's NVIDIA requirements")]
     CudaDepsExtra { origin: Origin },
     #[error("`tool.cudawheel.split` = \"library\" (from {origin}): `{key}` uses bindings = \"{bindings}\", whose CUDA code needs the framework's (Python-specific) headers")]
@@ -34,10 +34,6 @@ impl Hint for SplitError {
     fn hints(&self) -> Vec<String> {
         let drop = "drop `split` (`-C split=none`) to build one wheel per Python".to_string();
         match self {
-            SplitError::Variant { .. } => vec![
-                drop,
-                "or drop `variant`: the split wheels are named `<name>-cu<major>` and `<name>-lib-cu<major>`".into(),
-            ],
             SplitError::CudaDepsExtra { .. } => vec![
                 drop,
                 "or keep `cuda-deps = \"required\"` (the default)".into(),
@@ -52,21 +48,37 @@ impl Hint for SplitError {
     }
 }
 
-/// `pybind_saxpy_lib_cu13`: the folder (and import-name form of the distribution
-/// `<name>-lib-cu<major>`) the generated libraries are installed in.
+/// `-lib-cu13`: what the library wheel's name adds to the project's; `-lib` for a variant
+/// build, whose wheels keep the project's name and carry the major in their label.
+pub fn library_suffix(config: &Config, major: u32) -> String {
+    let tool = &config.tool;
+    let variant = tool.variant.is_some() || tool.null_variant.as_ref().is_some_and(|n| n.value);
+    if variant {
+        "-lib".into()
+    } else {
+        format!("-lib-cu{major}")
+    }
+}
+
+/// `pybind_saxpy_lib_cu13` (`pybind_saxpy_lib` for a variant build): the folder (and
+/// import-name form of the library wheel's distribution) the generated libraries are installed in.
 pub fn library_folder(config: &Config, major: u32) -> String {
     format!(
-        "{}_lib_cu{major}",
-        config.project.normalized_name.as_dist_info_name()
+        "{}{}",
+        config.project.normalized_name.as_dist_info_name(),
+        library_suffix(config, major).replace('-', "_")
     )
 }
 
-/// `demo-lib-cu13==1.0`: what each binding wheel requires of the library wheel.
+/// `demo-lib-cu13==1.0` (`demo-lib==1.0` for a variant build): what each binding wheel
+/// requires of the library wheel.
 pub fn library_requirement(config: &Config, major: u32) -> String {
     let project = &config.project;
     format!(
-        "{}-lib-cu{major}=={}",
-        project.normalized_name, project.version
+        "{}{}=={}",
+        project.normalized_name,
+        library_suffix(config, major),
+        project.version
     )
 }
 
@@ -76,9 +88,6 @@ pub fn check(plan: &BuildPlan, config: &Config) -> Result<(), PlanError> {
     let Some(origin) = tool.split.clone() else {
         return Ok(());
     };
-    if tool.variant.is_some() {
-        return Err(SplitError::Variant { origin }.into());
-    }
     if tool.cuda_deps == CudaDeps::Extra {
         return Err(SplitError::CudaDepsExtra { origin }.into());
     }
@@ -229,6 +238,15 @@ mod tests {
         assert!(lib.sources.iter().all(|s| s.lang == Lang::Cuda));
         assert!(ext.sources.iter().all(|s| s.lang != Lang::Cuda));
         assert_eq!(ext.link_with, ["p__core_gpu"]);
+        // A variant build: the label carries the major, the name does not.
+        for variant in ["variant = \"cuda\"", "null-variant = true"] {
+            let plan = planned(variant, "[\"k.cu\", \"m.cpp\"]").unwrap();
+            assert_eq!(plan.targets[0].wheel_path, "demo_x_lib/libp__core_gpu.so");
+            assert_eq!(
+                plan.targets[0].split_library.as_deref(),
+                Some("demo-x-lib==1")
+            );
+        }
         // Control: the errors.
         assert!(matches!(
             planned("", "[\"k.cu\"]"),
