@@ -75,7 +75,13 @@ import bench
 from pathlib import Path
 bench.make_project(Path(sys.argv[1]), "cudawheel")
 PYEOF
-  local common=(CUDA_HOME="${DIST_CUDA_HOME:-/usr/local/cuda}" CUDAWHEEL_JOBS=2 CUDAWHEEL_TOOLKIT=system SOURCE_DATE_EPOCH=1700000000)
+  # sccache-dist ships an ELF compiler, not a wrapper script: the machine's g++ binary (where
+  # `g++` on PATH is a script, cudawheel would warn and compile the host steps here).
+  local cxx
+  cxx=$(readlink -f "$(command -v g++)")
+  if ! head -c4 "$cxx" | grep -q ELF; then cxx=$(readlink -f /usr/bin/g++); fi
+  echo "device_dist: host compiler $cxx" >&2
+  local common=(CUDA_HOME="${DIST_CUDA_HOME:-/usr/local/cuda}" CUDAHOSTCXX="$cxx" CUDAWHEEL_JOBS=2 CUDAWHEEL_TOOLKIT=system SOURCE_DATE_EPOCH=1700000000)
   one_build() {  # one_build TAG MODE: a cold build, pinned to cores 0-1; prints its seconds
     local tag=$1 mode=$2 start end port
     rm -rf "$work/proj/build" "$work/out-$tag"

@@ -138,6 +138,12 @@ fn check_cluster(tc: &mut Toolchain, build_dir: &Path) {
     if tc.zig.is_some() {
         return;
     }
+    if let Some(script) = sccache_dist::unshippable_host(&tc.host.path) {
+        ui::warn(&format!(
+            "the host compiler {} is a script, not a compiler binary: sccache-dist cannot package it for the build servers, so host compiles (nvcc's host step among them) run on this machine; set `host-compiler` (or CUDAHOSTCXX) to the compiler binary it runs (e.g. /usr/bin/g++-13) to ship them",
+            script.display()
+        ));
+    }
     if let Err(why) = sccache_dist::probe(&l.path, &tc.host.path, &build_dir.join("dist-probe")) {
         ui::warn(&format!(
             "sccache-dist scheduler {scheduler} refused a test compile ({why}); compiling on this machine without sccache (check the `[dist.auth]` token in sccache's configuration)"

@@ -161,6 +161,18 @@ pub fn probe(sccache: &Path, host: &Path, dir: &Path) -> Result<(), String> {
     }
 }
 
+/// Whether sccache-dist can package `host` for a build server: it ships a compiler by reading
+/// the ELF file's shared libraries (ldd), so a wrapper script (e.g. a `g++` that execs the real
+/// one) cannot travel, and every host compile, nvcc's host step among them, falls back to this
+/// machine. `None`: it can; `Some(path)`: the file that is not a compiler binary.
+pub fn unshippable_host(host: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(host).ok()?;
+    let mut magic = [0u8; 4];
+    let mut f = std::fs::File::open(&real).ok()?;
+    std::io::Read::read_exact(&mut f, &mut magic).ok()?;
+    (magic != *b"\x7fELF").then_some(real)
+}
+
 impl Dist {
     /// One line for the build output and `doctor`.
     pub fn describe(&self) -> String {
@@ -225,6 +237,19 @@ mod tests {
         assert!(
             matches!(parse_status(r#"{"Disabled":"disabled"}"#, "u"), Dist::Unreachable { scheduler, .. } if scheduler == "u")
         );
+    }
+
+    #[test]
+    fn a_wrapper_script_cannot_travel() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("g++");
+        std::fs::write(&script, "#!/bin/sh\nexec /usr/bin/g++ \"$@\"\n").unwrap();
+        assert_eq!(
+            unshippable_host(&script),
+            Some(std::fs::canonicalize(&script).unwrap())
+        );
+        // Control: a compiler binary (gcc is on every machine the tests run on) travels.
+        assert_eq!(unshippable_host(Path::new("/usr/bin/gcc")), None);
     }
 
     #[test]
