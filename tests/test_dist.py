@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, clean_env, free_port, run
+from conftest import REPO, clean_env, free_port, run, toolkit_home
 
 sys.path.insert(0, str(REPO / "scripts"))
 import bench  # noqa: E402  (the benchmark's project generator)
@@ -196,3 +196,27 @@ def test_a_refused_token_compiles_here_with_one_warning(backend_python, cu13_hom
     assert proc.stderr.count("refused a test compile") == 1, proc.stderr
     assert "compiling on this machine without sccache" in proc.stderr, proc.stderr
     assert "sccache:" not in proc.stderr.split("built ", 1)[1], proc.stderr
+
+
+def test_cuda12_compiles_distribute(backend_python, tmp_path, cluster):
+    """CUDA 12 (nvcc 12.4 from the project's installer, through CUDA_HOME) through the cluster:
+    nvcc's steps are shipped and none fails there."""
+    _, conf = cluster
+    project = tmp_path / "saxpy"
+    shutil.copytree(REPO / "examples/saxpy", project, ignore=shutil.ignore_patterns("build"))
+    env = clean_env(CUDA_HOME=toolkit_home(12), CUDAWHEEL_CUDA="12", SCCACHE_CONF=conf,
+                    SCCACHE_DIR=tmp_path / "cache", SCCACHE_SERVER_PORT=str(free_port()),
+                    SCCACHE_IDLE_TIMEOUT="0", CUDAWHEEL_COMPILER_LAUNCHER=sccache(),
+                    SCCACHE_ERROR_LOG=tmp_path / "sccache.log", SCCACHE_LOG="warn")
+    try:
+        proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "dist"], env=env)
+        stats = json.loads(run([sccache(), "--show-stats", "--stats-format=json"], env=env).stdout)["stats"]
+    finally:
+        run([sccache(), "--stop-server"], env=env, check=False)
+    assert "nvcc 12.4" in proc.stderr, proc.stderr
+    assert "compiles are distributed there" in proc.stderr, proc.stderr
+    shipped = sum(stats["dist_compiles"].values())
+    assert shipped >= 8, (stats, proc.stderr)  # cudafe++, cicc and ptxas per arch, the host compile
+    assert stats["dist_errors"] == 0, (tmp_path / "sccache.log").read_text()[-3000:]
+    assert ", 0 failed there and ran here" in proc.stderr, proc.stderr
+    assert Path(proc.stdout.strip().splitlines()[-1]).name.startswith("saxpy_cu12-")
