@@ -224,9 +224,25 @@ pub fn build_wheel(
 
 /// The one wheel of a build: every built target, the packages, the import helpers.
 fn write_whole(r: &Resolved, built: &Built, wheel_dir: &Path) -> Result<String, Error> {
-    let mut files = Files::default();
+    let (_, files) = wheel_contents(r, built, |_| false)?;
+    let previous = r.plan.build_dir.join("last.whl");
+    finish_wheel(r, wheel_dir, built, files, Some(&previous))
+}
+
+/// A build's wheel contents, split by `in_lib` (a wheel path): the targets under it go to the
+/// first `Files` (a split build's library wheel), everything else (the other targets, the
+/// packages, the import helpers: a library wheel needs none, its binding wheel checks and loads
+/// it) to the second.
+fn wheel_contents(
+    r: &Resolved,
+    built: &Built,
+    in_lib: impl Fn(&str) -> bool,
+) -> Result<(Files, Files), Error> {
+    let (mut lib_files, mut files) = (Files::default(), Files::default());
     for (path, text) in import_helpers(r, built) {
-        files.add_bytes(&path, text, false);
+        if !in_lib(&path) {
+            files.add_bytes(&path, text, false);
+        }
     }
     let stale: Vec<String> = r
         .plan
@@ -237,11 +253,15 @@ fn write_whole(r: &Resolved, built: &Built, wheel_dir: &Path) -> Result<String, 
     for pkg in &r.plan.packages {
         wheel_files::add_package(&mut files, &r.plan.python_source, pkg, &stale)?;
     }
-    for target in &r.plan.targets {
-        files.add_file(&target.wheel_path, &built.out_dir.join(&target.wheel_path))?;
+    for t in &r.plan.targets {
+        let to = if in_lib(&t.wheel_path) {
+            &mut lib_files
+        } else {
+            &mut files
+        };
+        to.add_file(&t.wheel_path, &built.out_dir.join(&t.wheel_path))?;
     }
-    let previous = r.plan.build_dir.join("last.whl");
-    finish_wheel(r, wheel_dir, built, files, Some(&previous))
+    Ok((lib_files, files))
 }
 
 /// Writes and audits the wheel, reports its size and the build's summary.
@@ -555,30 +575,13 @@ fn split_wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Ve
         "The GPU code of {}, shared by its per-Python wheels",
         r.name.display
     ));
-    let (mut lib_files, mut bind_files) = (Files::default(), Files::default());
-    // The library wheel needs no helper: the binding wheel's checks its GPU code and loads it.
-    for (path, text) in import_helpers(&r, &built) {
-        if !in_lib(&path) {
-            bind_files.add_bytes(&path, text, false);
-        }
-    }
+    let (lib_files, bind_files) = wheel_contents(&r, &built, in_lib)?;
     let stale: Vec<String> = r
         .plan
         .targets
         .iter()
         .map(|t| t.wheel_path.clone())
         .collect();
-    for pkg in &r.plan.packages {
-        wheel_files::add_package(&mut bind_files, &r.plan.python_source, pkg, &stale)?;
-    }
-    for t in &r.plan.targets {
-        let files = if in_lib(&t.wheel_path) {
-            &mut lib_files
-        } else {
-            &mut bind_files
-        };
-        files.add_file(&t.wheel_path, &built.out_dir.join(&t.wheel_path))?;
-    }
     let platform = built.tag.splitn(3, '-').nth(2).unwrap_or("").to_string();
     let (lib_elfs, bind_elfs): (Vec<String>, Vec<String>) =
         stale.iter().cloned().partition(|p| in_lib(p));
