@@ -244,12 +244,7 @@ fn wheel_contents(
             files.add_bytes(&path, text, false);
         }
     }
-    let stale: Vec<String> = r
-        .plan
-        .targets
-        .iter()
-        .map(|t| t.wheel_path.clone())
-        .collect();
+    let stale = target_paths(r);
     for pkg in &r.plan.packages {
         wheel_files::add_package(&mut files, &r.plan.python_source, pkg, &stale)?;
     }
@@ -264,6 +259,15 @@ fn wheel_contents(
     Ok((lib_files, files))
 }
 
+/// Every built target's path in the wheel.
+fn target_paths(r: &Resolved) -> Vec<String> {
+    r.plan
+        .targets
+        .iter()
+        .map(|t| t.wheel_path.clone())
+        .collect()
+}
+
 /// Writes and audits the wheel, reports its size and the build's summary.
 /// `previous`: where the last wheel built in this build-dir is kept, to copy its unchanged
 /// members compressed (and where this one is kept once it passed the audit).
@@ -274,12 +278,7 @@ fn finish_wheel(
     files: Files,
     previous: Option<&Path>,
 ) -> Result<String, Error> {
-    let elfs: Vec<String> = r
-        .plan
-        .targets
-        .iter()
-        .map(|t| t.wheel_path.clone())
-        .collect();
+    let elfs = target_paths(r);
     let one = OneWheel {
         dist: r.dist_info(),
         tag: built.tag.clone(),
@@ -576,12 +575,7 @@ fn split_wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Ve
         r.name.display
     ));
     let (lib_files, bind_files) = wheel_contents(&r, &built, in_lib)?;
-    let stale: Vec<String> = r
-        .plan
-        .targets
-        .iter()
-        .map(|t| t.wheel_path.clone())
-        .collect();
+    let stale = target_paths(&r);
     let platform = built.tag.splitn(3, '-').nth(2).unwrap_or("").to_string();
     let (lib_elfs, bind_elfs): (Vec<String>, Vec<String>) =
         stale.iter().cloned().partition(|p| in_lib(p));
