@@ -79,6 +79,20 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
         host_report(w, &tool, env);
     }
     launcher_report(w, &tool, env, python);
+    // What memory admission will allow (a container's cgroup limit shows here).
+    match crate::build::memory::MemoryLimit::new(tool.max_memory) {
+        Some(m) => {
+            let _ = writeln!(
+                w,
+                "Memory for parallel steps: {} (from {})",
+                crate::build::memory::human(m.bytes),
+                m.source
+            );
+        }
+        None => {
+            let _ = writeln!(w, "Memory for parallel steps: no limit (nothing readable)");
+        }
+    }
     if let Some(c) = &config {
         bindings_section(w, c, python);
     }

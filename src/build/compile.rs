@@ -43,6 +43,10 @@ pub enum CompileError {
 impl Hint for CompileError {
     fn hints(&self) -> Vec<String> {
         match self {
+            CompileError::Failed { status, output, .. } if killed(status, output) => vec![
+                "it was killed (signal 9), most often by the kernel's out-of-memory killer: the build needed more memory than this machine or its container (cgroup) allows".into(),
+                "lower `max-memory` (e.g. `-C max-memory=4G`) or `jobs`; `python -m cudawheel doctor` shows the memory cudawheel plans with, and `-C verbose=true` each step's expected peak".into(),
+            ],
             CompileError::Failed { .. } => vec![
                 "the compiler's own message is above; fix the source or the flags in `[tool.cudawheel]`".into(),
             ],
@@ -94,6 +98,9 @@ pub struct Job {
     pub detail: String,
     /// An nvcc compile, which can take `--threads`.
     pub threadable: bool,
+    /// nvcc's device passes (one per virtual architecture, each a preprocess, cicc and
+    /// ptxas chain): the most `--threads` it can use.
+    pub passes: usize,
     /// Expected seconds, for scheduling when no earlier build timed it.
     pub estimate: f64,
     /// Where it runs (`None`: where cudawheel runs); relative paths in `args` and in the
@@ -121,6 +128,7 @@ impl Job {
             label: "test".into(),
             detail: String::new(),
             threadable: false,
+            passes: 1,
             estimate: 1.0,
             cwd: None,
             env: Vec::new(),
@@ -332,6 +340,12 @@ pub fn compile_jobs(
         .map(|g| g.code.as_str())
         .collect::<Vec<_>>()
         .join(",");
+    let passes = gencodes
+        .iter()
+        .map(|g| g.arch.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        .max(1);
     let launcher = tc.launcher.as_ref().map(|l| l.path.clone());
     let nvcc_launcher = launcher.clone().filter(|_| tc.launcher_wraps_nvcc);
     let nvcc_sccache = nvcc_launcher.is_some()
@@ -413,6 +427,7 @@ pub fn compile_jobs(
                 label: format!("{tool} {}", src.rel.display()),
                 detail: if cuda { codes.clone() } else { String::new() },
                 threadable: cuda,
+                passes: if cuda { passes } else { 1 },
                 // Until a build here has timed it: a device pass per architecture, longer for
                 // longer sources (a rough guess, only to order the first build).
                 estimate: {
@@ -474,11 +489,21 @@ pub fn dlink_job(
         label: format!("nvcc -dlink {}", ext.module),
         detail: String::new(),
         threadable: false,
+        passes: 1,
         estimate: 2.0,
         cwd: None,
         env: Vec::new(),
         python_free: ext.split_library.is_some(),
     }
+}
+
+/// A step, or a tool nvcc ran, killed by SIGKILL (what the out-of-memory killer sends).
+/// nvcc reports a killed tool as exit code 137 (128 + 9) and its shell's `Killed`.
+fn killed(status: &str, output: &str) -> bool {
+    status == "killed by signal 9"
+        || status == "exit code 137"
+        || output.contains("died due to signal 9")
+        || output.lines().any(|l| l.trim() == "Killed")
 }
 
 fn describe_status(status: ExitStatus) -> String {

@@ -183,6 +183,7 @@ pub fn link_job(
         label: format!("link {}", target.wheel_path),
         detail: String::new(),
         threadable: false,
+        passes: 1,
         estimate: 0.5,
         cwd: None,
         env: Vec::new(),

@@ -10,6 +10,7 @@ pub mod includes;
 pub mod incremental;
 pub mod link;
 pub mod log;
+pub mod memory;
 pub mod schedule;
 pub mod stable_paths;
 
@@ -99,7 +100,7 @@ pub fn run(
             verbose: opts.verbose,
             cache: &cache,
             jobserver: jobserver.as_ref(),
-            memory: schedule::MemoryLimit::new(opts.max_memory),
+            memory: memory::MemoryLimit::new(opts.max_memory),
             remote,
         },
     )?;

@@ -8,8 +8,12 @@
 //! - Steps whose earlier output is still right (`incremental::Cache::check`) are skipped.
 //! - Thread budget: `workers` is a number of slots (CPU cores by default). An nvcc compile
 //!   gets `--threads N` with N = the free slots shared among the nvcc compiles ready to start
-//!   (at least 1), and holds N slots while it runs: with fewer compiles than cores each one
-//!   compiles its architectures in parallel; as the queue grows, N shrinks to 1.
+//!   (at least 1, at most its device passes), and holds N slots while it runs: with fewer
+//!   compiles than cores each one compiles its architectures in parallel; as the queue grows,
+//!   N shrinks to 1.
+//! - With a build cluster (`Options::remote`) the slots are the cluster's cores, and a compile
+//!   sent there gets a thread per device pass that fits (sccache then ships its passes at
+//!   once): the longest compiles start first and each finishes as early as the cluster allows.
 //! - Memory admission: each step's expected peak memory is its peak (max RSS from `wait4`)
 //!   in the last build here, else an estimate, times its `--threads`. A step starts only while
 //!   the expected peaks of the running steps stay under the limit (`max-memory`, else
@@ -23,6 +27,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::build::compile::{CompileError, Job};
 use crate::build::incremental::{Cache, Freshness};
 use crate::build::log::BuildLog;
+use crate::build::memory::{human, MemoryLimit};
 use crate::ui;
 
 /// A job and the indices of the steps it needs.
@@ -61,50 +66,9 @@ impl Options<'_> {
     }
 }
 
-/// A memory limit for admission, and where it came from (for verbose output).
-#[derive(Debug, Clone)]
-pub struct MemoryLimit {
-    pub bytes: u64,
-    /// `max-memory` or `MemAvailable`.
-    pub source: String,
-}
-
-impl MemoryLimit {
-    /// `max-memory` when set, else MemAvailable from /proc/meminfo (none when unreadable).
-    pub fn new(max_memory: Option<u64>) -> Option<MemoryLimit> {
-        match max_memory {
-            Some(bytes) => Some(MemoryLimit {
-                bytes,
-                source: "max-memory".into(),
-            }),
-            None => mem_available().map(|bytes| MemoryLimit {
-                bytes,
-                source: "MemAvailable".into(),
-            }),
-        }
-    }
-}
-
-/// MemAvailable from /proc/meminfo, in bytes.
-pub fn mem_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Expected peak memory of a step never measured here: nvcc (per thread) and other steps.
 const NVCC_ESTIMATE: u64 = 1 << 30;
 const OTHER_ESTIMATE: u64 = 256 << 20;
-
-/// `1.2 GiB`, `300 MiB`.
-fn human(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
-    } else {
-        format!("{} MiB", bytes >> 20)
-    }
-}
 
 /// nvcc's `--threads` for a compile starting now: the free slots shared among the nvcc
 /// compiles ready to start (this one included), at least 1.
@@ -333,12 +297,6 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
 
 const LOCKED: &str = "no worker panics holding the lock";
 
-/// The slots a step running with `threads` holds: its threads, and one more for a compile the
-/// cluster runs (the host-side step sccache sends beside the device steps).
-fn held(steps: &[Step], opts: &Options<'_>, index: usize, threads: usize) -> usize {
-    threads + usize::from(opts.is_remote(index) && steps[index].job.threadable)
-}
-
 /// The ready step to start now and its `--threads` (1 for other steps), or `None` when no
 /// slot or not enough memory is free. Longest expected first; a step that does not fit in
 /// memory lets a shorter one that fits go first.
@@ -378,20 +336,19 @@ fn pick(
         if local_free == 0 {
             continue;
         }
-        // A compile the cluster runs: sccache runs its arch groups `--threads` at a time on
-        // the build servers, plus the host-side step: it holds one slot more than its threads,
-        // so the jobs sent stay within the cluster's cores (its scheduler refuses more, and
-        // sccache then compiles locally).
-        let remote_compile = remote && job.threadable;
-        if remote_compile && free < 2 && st.running > 0 {
-            continue;
-        }
-        let mut threads = if remote_compile && opts.jobserver.is_none() {
-            thread_budget(free.saturating_sub(1).max(1), ready_compiles)
-        } else if job.threadable && !remote && opts.jobserver.is_none() {
-            thread_budget(free.min(local_free), ready_compiles)
-        } else {
+        // A compile the cluster runs: sccache runs nvcc's steps one after another (front end,
+        // then the device passes `--threads` at a time, then the host compile), so it never
+        // has more jobs on the build servers than its threads, and it holds that many slots:
+        // the jobs sent stay within the cluster's cores (its scheduler refuses beyond
+        // cores + 1 + cores/8, and sccache then compiles locally). It gets a thread for each
+        // device pass that fits, not a share of the slots: the longest compiles start first,
+        // each as short as the cluster can make it.
+        let mut threads = if !job.threadable || opts.jobserver.is_some() {
             1
+        } else if remote {
+            job.passes.clamp(1, free)
+        } else {
+            thread_budget(free.min(local_free), ready_compiles).min(job.passes.max(1))
         };
         if let Some(limit) = &opts.memory {
             let per = peaks[index].0;
@@ -449,7 +406,7 @@ fn worker(
                     let index = st.ready.swap_remove(pos);
                     let verdict = st.verdicts[index].take();
                     let need = peaks[index].0 * threads as u64;
-                    st.slots_used += held(steps, opts, index, threads);
+                    st.slots_used += threads;
                     if !opts.is_remote(index) {
                         st.local_used += threads;
                     }
@@ -489,7 +446,7 @@ fn worker(
             st.implicit_free = true;
         }
         drop(slot);
-        st.slots_used -= held(steps, opts, index, threads);
+        st.slots_used -= threads;
         if !opts.is_remote(index) {
             st.local_used -= threads;
         }
@@ -700,12 +657,14 @@ mod tests {
         assert!(!d.join("lib.so").exists());
     }
 
-    /// A threadable step that sleeps, then writes the `--threads` it got ("" for none).
+    /// A threadable step (of 8 device passes) that sleeps, then writes the `--threads` it got
+    /// ("" for none).
     fn sleeper(dir: &Path, name: &str, secs: f64) -> Job {
         let out = dir.join(name);
         Job {
             label: format!("sh {name}"),
             threadable: true,
+            passes: 8,
             ..Job::for_tests(
                 "/bin/sh",
                 vec![
@@ -768,6 +727,14 @@ mod tests {
         };
         run(&steps, &opts).unwrap();
         assert_eq!(threads_given(d, &names), ["4", "4"]);
+        // No more threads than the compile has device passes (nvcc has nothing else to run
+        // in parallel): the rest of the slots stay free.
+        let (names, mut steps) = independent("passes", 2);
+        for s in &mut steps {
+            s.job.passes = 3;
+        }
+        run(&steps, &opts).unwrap();
+        assert_eq!(threads_given(d, &names), ["3", "3"]);
         let (names, steps) = independent("four", 4);
         run(&steps, &Options { workers: 2, ..opts }).unwrap();
         assert_eq!(threads_given(d, &names), ["", "", "", ""]);
@@ -826,7 +793,10 @@ mod tests {
         // other local one is running (a lock folder), so they must not overlap.
         let mut steps: Vec<Step> = (0..4)
             .map(|i| Step {
-                job: sleeper(d, &format!("r{i}"), 0.4),
+                job: Job {
+                    passes: 1,
+                    ..sleeper(d, &format!("r{i}"), 0.4)
+                },
                 after: vec![],
             })
             .collect();
@@ -859,19 +829,25 @@ mod tests {
         let stats = run(&steps, &opts).unwrap();
         assert_eq!(stats.ran, 6);
         assert!(stats.max_parallel >= 3, "{}", stats.max_parallel);
-        // Each compile sent to the cluster holds a slot beside its `--threads` (sccache's
-        // host-side step): a 2-core cluster takes one compile at a time, so sccache-dist's
-        // scheduler never refuses a job (it refuses beyond cores + 1), where the same 2 slots
-        // run two local compiles at once.
+        // A compile sent to the cluster gets a thread per device pass, not a share of the
+        // slots, and holds as many slots as threads: a 4-core cluster runs two 2-pass compiles
+        // at once with `--threads 2` and the third after them (sccache-dist's scheduler would
+        // refuse jobs beyond its cores + 1), where 4 local slots shared by 3 ready compiles
+        // run all three at once.
         let cache = Cache::open(&d.join("narrow"), "t".into());
-        let remote_only: Vec<Step> = (0..3)
-            .map(|i| Step {
-                job: sleeper(d, &format!("n{i}"), 0.3),
+        let names: Vec<String> = (0..3).map(|i| format!("n{i}")).collect();
+        let remote_only: Vec<Step> = names
+            .iter()
+            .map(|n| Step {
+                job: Job {
+                    passes: 2,
+                    ..sleeper(d, n, 0.5)
+                },
                 after: vec![],
             })
             .collect();
         let narrow = Options {
-            workers: 2,
+            workers: 4,
             cache: &cache,
             remote: Some(Remote {
                 steps: vec![true; 3],
@@ -879,7 +855,8 @@ mod tests {
             }),
             ..opts
         };
-        assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 1);
+        assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 2);
+        assert_eq!(threads_given(d, &names), ["2", "2", "2"]);
         let cache = Cache::open(&d.join("narrow-local"), "t".into());
         let local = Options {
             cache: &cache,
@@ -887,7 +864,7 @@ mod tests {
             memory: None,
             ..narrow
         };
-        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 2);
+        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 3);
         // Control: with two local slots the two local steps overlap, and one fails.
         let cache = Cache::open(&d.join("again"), "t".into());
         let two = Options {
