@@ -3,6 +3,7 @@
 translation units, and what does it cost against a hand-picked `-j`?
 
     python3 scripts/bench_memory.py [--scale 1] [--runs 3] [--jobs 1,2] [--archs "80;90"]
+                                    [--cgroup-limit 2G]
 
 A generated project of several CUDA files, each instantiating CUB's device-wide algorithms
 (radix sort of key/value pairs, reduce, inclusive scan: the templates CCCL-based libraries
@@ -14,7 +15,10 @@ memory; then each `-C jobs=N` of --jobs) it builds the wheel from scratch (a fre
 --runs times, interleaved, sampling the resident memory of the whole build tree (cudawheel and
 every compiler under it, summed) every 50 ms. Prints one table: medians of wall time and of
 the tree's peak RSS, the ratio of time against the fastest hand-picked -j, and MemAvailable at
-the start. Needs the CUDA 13 toolkit (scripts/install-cuda.sh) and the backend wheel
+the start. `--cgroup-limit SIZE` runs every build in a fresh memory cgroup of that size (real
+memory pressure, as in a container with a memory limit; needs root, scripts/memcgroup.py): a
+build the kernel's out-of-memory killer stops is counted as killed, and the cgroup's own peak is
+shown. Needs the CUDA 13 toolkit (scripts/install-cuda.sh) and the backend wheel
 (scripts/build-backend.sh wheelhouse). Not a test: timings depend on the machine.
 """
 
@@ -29,6 +33,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", ROOT / ".cache"))
@@ -124,14 +130,17 @@ def tree_rss(root_pid: int) -> int:
     return total
 
 
-def build(py: Path, project: Path, out: Path, env: dict, settings: list[str]) -> tuple[float, int]:
+def build(py: Path, project: Path, out: Path, env: dict, settings: list[str],
+          cgroup=None) -> tuple[float, int, bool]:
+    """One cold build: (seconds, peak RSS of the build tree, killed by the OOM killer)."""
     shutil.rmtree(project / "build", ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
     cmd = [str(py), "-m", "cudawheel", "wheel", str(project), "-o", str(out)]
     for s in settings:
         cmd += ["-C", s]
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=cgroup.join if cgroup else None)
     peak = 0
     done = threading.Event()
 
@@ -148,8 +157,10 @@ def build(py: Path, project: Path, out: Path, env: dict, settings: list[str]) ->
     done.set()
     sampler.join()
     if proc.returncode != 0:
+        if cgroup and cgroup.oom_kills():
+            return secs, peak, True
         sys.exit(f"bench_memory: build failed: {' '.join(cmd)}\n{stdout}\n{stderr}")
-    return secs, peak
+    return secs, peak, False
 
 
 def mem_available() -> int:
@@ -193,7 +204,16 @@ def main() -> None:
     ap.add_argument("--max-memory", action="append", default=[],
                     help='also the default with `-C max-memory=X` (e.g. "4G"): the admission under a limit')
     ap.add_argument("--cuda-home", help="use this CUDA 13 toolkit instead of installing one from PyPI")
+    ap.add_argument("--cgroup-limit", help='run each build in a memory cgroup of this size (e.g. "2G"; root)')
     args = ap.parse_args()
+    limit = None
+    if args.cgroup_limit:
+        from memcgroup import MemoryCgroup
+        if MemoryCgroup.unavailable():
+            sys.exit(f"bench_memory: --cgroup-limit: {MemoryCgroup.unavailable()}")
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        text = args.cgroup_limit.upper().rstrip("IB")
+        limit = int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
     py, env = setup(args.cuda_home)
     project = make_project(WORK / "project", args.scale, args.archs)
     settings = {"default": []}
@@ -204,26 +224,46 @@ def main() -> None:
     avail = mem_available()
     log(f"{3 * args.scale} files, {2 * args.scale} type pairs each, archs {args.archs or 'default'}; "
         f"MemAvailable {gib(avail)} GiB, {os.cpu_count()} cores")
+    if limit:
+        log(f"every build in a memory cgroup of {gib(limit)} GiB")
+        avail = min(avail, limit)
     times: dict[str, list[float]] = {k: [] for k in settings}
     peaks: dict[str, list[int]] = {k: [] for k in settings}
+    kills: dict[str, int] = {k: 0 for k in settings}
+    cg_peaks: dict[str, list[int]] = {k: [] for k in settings}
     for r in range(args.runs):
         for name, s in settings.items():
-            secs, peak = build(py, project, WORK / "out", env, s)
-            times[name].append(secs)
+            if limit:
+                from memcgroup import MemoryCgroup
+                with MemoryCgroup(limit) as cg:
+                    secs, peak, killed = build(py, project, WORK / "out", env, s, cg)
+                    cg_peaks[name].append(cg.peak())
+            else:
+                secs, peak, killed = build(py, project, WORK / "out", env, s)
+            kills[name] += killed
+            if not killed:
+                times[name].append(secs)
             peaks[name].append(peak)
-            log(f"run {r + 1}: {name}: {secs:.1f} s, peak {gib(peak)} GiB")
-    hand = [k for k in settings if k.startswith("-j")]
+            log(f"run {r + 1}: {name}: {secs:.1f} s, peak {gib(peak)} GiB"
+                + (", KILLED by the out-of-memory killer" if killed else ""))
+    ok = [k for k in settings if times[k] and not kills[k]]
+    hand = [k for k in ok if k.startswith("-j")]
     best = min(hand, key=lambda k: statistics.median(times[k])) if hand else "default"
-    base = statistics.median(times[best])
+    base = statistics.median(times[best]) if times[best] else float("nan")
+    where = f"a memory cgroup of {gib(limit)} GiB" if limit else f"MemAvailable {gib(avail)} GiB"
     print(f"\nmemory benchmark: scale {args.scale}, {args.runs} runs (medians, interleaved), "
-          f"MemAvailable {gib(avail)} GiB, {os.cpu_count()} cores")
-    print(f"| setting | wall s | vs best hand-picked ({best}) | peak RSS of the build tree GiB | max peak GiB |")
-    print("|---|---|---|---|---|")
+          f"{where}, {os.cpu_count()} cores")
+    print(f"| setting | wall s | vs best hand-picked that finished ({best}) | peak RSS of the build tree GiB "
+          f"| max peak GiB |{' cgroup peak GiB | killed by the OOM killer |' if limit else ''}")
+    print("|---|---|---|---|---|" + ("---|---|" if limit else ""))
     for k in settings:
-        t = statistics.median(times[k])
-        print(f"| {k} | {t:.1f} | {t / base:.2f}x | {gib(statistics.median(peaks[k]))} | {gib(max(peaks[k]))} |")
+        t = statistics.median(times[k]) if times[k] else float("nan")
+        row = f"| {k} | {t:.1f} | {t / base:.2f}x | {gib(statistics.median(peaks[k]))} | {gib(max(peaks[k]))} |"
+        if limit:
+            row += f" {gib(max(cg_peaks[k]))} | {kills[k]} of {args.runs} |"
+        print(row)
     over = [k for k in settings if max(peaks[k]) > avail]
-    print(f"peak above MemAvailable: {', '.join(over) if over else 'none'}")
+    print(f"peak above {'the limit' if limit else 'MemAvailable'}: {', '.join(over) if over else 'none'}")
 
 
 if __name__ == "__main__":
