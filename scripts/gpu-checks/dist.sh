@@ -8,8 +8,13 @@
 #   (cudawheel and its sccache) pinned to cores 0-1 with `jobs = 2`. The benchmark's project
 #   (scripts/bench.py, archs 80 and 90 + PTX, the machine's CUDA 13.0) built cold through the
 #   cluster and locally (no launcher, 2 jobs): medians of 3 interleaved runs and the ratio
-#   (target >= 4x). Then the cluster-built benchmark wheel and a cluster-built saxpy run their
-#   kernels on the GPU (saxpy against a CPU reference).
+#   (target >= 4x). Then the bound nvcc itself sets: the longest file's dependency chain (its
+#   front end, its slowest device pass, fatbinary, its host compile: each waits for the one
+#   before, on any number of cores), timed with `nvcc -time`, against the local median. Then
+#   the cluster-built benchmark wheel and a cluster-built saxpy run their kernels on the GPU
+#   (saxpy against a CPU reference).
+#   DIST_PROJECT=wide: the same work spread over 16 files of half the weight (no GPU run): the
+#   scale-out when no single file's chain bounds it.
 #   DIST_CLIENT_CPUS, DIST_SERVER_CPUS, DIST_CUDA_HOME, DIST_RUNS change the defaults (0-1, 2-15,
 #   /usr/local/cuda, 3) to try the half on another machine.
 
@@ -69,11 +74,16 @@ device_dist() {
     echo "device_dist: the cluster did not start (see above)" >&2; return 1
   fi
   bash scripts/sccache-cluster.sh status "$cluster" >&2
-  python3 - "$work/proj" <<'PYEOF'
+  local project=${DIST_PROJECT:-bench}
+  # bench: the benchmark's 8 files; wide: the same kernels over 16 files of half the weight.
+  python3 - "$work/proj" "$project" <<'PYEOF'
 import sys; sys.path.insert(0, "scripts")
 import bench
 from pathlib import Path
+if sys.argv[2] == "wide":
+    bench.WEIGHTS = [w // 2 for w in bench.WEIGHTS for _ in range(2)]
 bench.make_project(Path(sys.argv[1]), "cudawheel")
+print(f"device_dist: project {sys.argv[2]}: weights {bench.WEIGHTS}", file=sys.stderr)
 PYEOF
   # sccache-dist ships an ELF compiler, not a wrapper script: the machine's g++ binary (where
   # `g++` on PATH is a script, cudawheel would warn and compile the host steps here).
@@ -111,29 +121,61 @@ PYEOF
     echo "run $r: cluster $c s, local $l s" >&2
     cl+=("$c"); lo+=("$l")
   done
-  python3 - "${cl[*]}" "${lo[*]}" "${DIST_SERVER_CPUS:-2-15}" <<'PYEOF'
-import statistics, sys
+  # Each file's step as the cluster build saw it (progress lines: "[k/N] nvcc csrc/kI.cu ... S s").
+  grep -E '\] nvcc csrc/k[0-9]+\.cu .* [0-9.]+ s$' "$work/log-c1" | sed 's/^cudawheel: //' >&2 || true
+  # The bound nvcc sets: the heaviest file's chain, its phases timed by `nvcc -time` on one of
+  # the server's (now idle) cores, with the flags cudawheel gave it.
+  local heavy=k0  # the heaviest file of either project (weight 150, or 75 in `wide`)
+  (cd "$work/proj" && taskset -c "${DIST_SERVER_CPUS:-2-15}" "${DIST_CUDA_HOME:-/usr/local/cuda}/bin/nvcc" -c "csrc/$heavy.cu" -o "$work/$heavy.o" \
+     -ccbin "$cxx" -Xcompiler -fPIC -O3 -DNDEBUG -Icsrc -gencode arch=compute_80,code=sm_80 \
+     -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -time "$work/phases.csv") || return 1
+  python3 - "${cl[*]}" "${lo[*]}" "${DIST_SERVER_CPUS:-2-15}" "$work/phases.csv" "$heavy" "$project" <<'PYEOF'
+import csv, statistics, sys
 c = statistics.median(map(float, sys.argv[1].split())); l = statistics.median(map(float, sys.argv[2].split()))
-print(f"| build (client on 2 cores, jobs=2) | median s |\n|---|---|\n| local | {l:.1f} |\n| cluster (server on cores {sys.argv[3]}) | {c:.1f} |")
+front = dev = 0.0; chains = {}; tail = 0.0
+for row in csv.reader(open(sys.argv[4])):
+    if len(row) < 7 or row[0].strip() in ("", "source file name"):
+        continue
+    phase, arch, ms = row[1].strip(), row[4].strip(), float(row[6])
+    # The host compiler's phases are named after it: "g++ (preprocessing 4)", "(compiling)".
+    if phase.endswith("(preprocessing 4)") or phase == "cudafe++":
+        front += ms
+    elif phase.endswith("(preprocessing 1)") or phase in ("cicc", "ptxas"):
+        key = arch.replace("sm_", "compute_")
+        chains[key] = chains.get(key, 0.0) + ms
+    elif phase == "fatbinary" or phase.endswith("(compiling)"):
+        tail += ms
+chain = (front + max(chains.values()) + tail) / 1000
+print(f"| build (client on 2 cores, jobs=2), project {sys.argv[6]} | median s |\n|---|---|\n| local | {l:.1f} |\n| cluster (server on cores {sys.argv[3]}) | {c:.1f} |")
 print(f"speed-up: {l / c:.2f}x (target >= 4x)")
+print(f"nvcc's chain for {sys.argv[5]}.cu (front end {front / 1000:.1f} s, slowest device pass "
+      f"{max(chains.values()) / 1000:.1f} s of {len(chains)}, fatbinary + host compile {tail / 1000:.1f} s): {chain:.1f} s")
+cores = sum(len(range(int(a), int(b or a) + 1)) for a, _, b in (p.partition("-") for p in sys.argv[3].split(",")))
+bound = min(l / chain, cores / 2)
+print(f"bound: local / chain = {l / chain:.2f}x, and at most {cores} server cores / 2 client cores = {cores / 2:.1f}x: "
+      f"{bound:.2f}x; the cluster reached {l / c / bound:.0%} of it")
 PYEOF
-  # The cluster-built wheels run on the GPU.
-  cp -r examples/saxpy "$work/saxpy"; rm -rf "$work/saxpy/build"
-  local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-saxpy" SCCACHE_SERVER_PORT=$port \
-    SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
-    "$V/bin/python" -m cudawheel wheel "$work/saxpy" -o "$work/out-saxpy" 2>"$work/log-saxpy" \
-    || { tail -n 30 "$work/log-saxpy" >&2; return 1; }
-  grep -E 'build cluster' "$work/log-saxpy" >&2
-  SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
+  if [[ $project == bench ]]; then
+    # The cluster-built wheels run on the GPU.
+    cp -r examples/saxpy "$work/saxpy"; rm -rf "$work/saxpy/build"
+    local port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-saxpy" SCCACHE_SERVER_PORT=$port \
+      SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
+      "$V/bin/python" -m cudawheel wheel "$work/saxpy" -o "$work/out-saxpy" 2>"$work/log-saxpy" \
+      || { tail -n 30 "$work/log-saxpy" >&2; return 1; }
+    grep -E 'build cluster' "$work/log-saxpy" >&2
+    SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
+  fi
   bash scripts/sccache-cluster.sh stop "$cluster"
-  local W=/tmp/cudawheel-gpu-dist-run
-  rm -rf "$W"; python3 -m venv "$W"
-  "$W/bin/pip" install -q --no-index --find-links "$GPU" "$work"/out-c1/cwbench*.whl "$work"/out-saxpy/saxpy*.whl
-  echo "cluster-built saxpy:" >&2
-  (cd /tmp && "$W/bin/python" "$GPU/check_saxpy.py")
-  echo "cluster-built benchmark wheel: run_all ->" >&2
-  (cd /tmp && "$W/bin/python" -c 'import cwbench, sys; err = cwbench.run_all(4096); print("cudaError", err); sys.exit(err != 0)')
+  if [[ $project == bench ]]; then
+    local W=/tmp/cudawheel-gpu-dist-run
+    rm -rf "$W"; python3 -m venv "$W"
+    "$W/bin/pip" install -q --no-index --find-links "$GPU" "$work"/out-c1/cwbench*.whl "$work"/out-saxpy/saxpy*.whl
+    echo "cluster-built saxpy:" >&2
+    (cd /tmp && "$W/bin/python" "$GPU/check_saxpy.py")
+    echo "cluster-built benchmark wheel: run_all ->" >&2
+    (cd /tmp && "$W/bin/python" -c 'import cwbench, sys; err = cwbench.run_all(4096); print("cudaError", err); sys.exit(err != 0)')
+  fi
   rm -rf "$work"
 }
