@@ -16,7 +16,8 @@
 #   DIST_PROJECT=wide: the same work spread over 16 files of half the weight (no GPU run): the
 #   scale-out when no single file's chain bounds it.
 #   DIST_CLIENT_CPUS, DIST_SERVER_CPUS, DIST_CUDA_HOME, DIST_RUNS change the defaults (0-1, 2-15,
-#   /usr/local/cuda, 3) to try the half on another machine.
+#   /usr/local/cuda, 3) to try the half on another machine; DIST_SCCACHE_LOG=DIR keeps each
+#   cluster build's sccache debug log (millisecond timestamps) there.
 
 prepare_dist() {
   local out=$GPU/dist
@@ -98,7 +99,9 @@ PYEOF
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     start=$(date +%s.%N)
     if [[ $mode == cluster ]]; then
-      env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-$tag" SCCACHE_SERVER_PORT=$port \
+      local logs=()
+      [[ -n ${DIST_SCCACHE_LOG:-} ]] && logs=(SCCACHE_LOG=debug SCCACHE_LOG_MILLIS=1 SCCACHE_ERROR_LOG="$DIST_SCCACHE_LOG/sccache-$tag.log")
+      env "${common[@]}" "${logs[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-$tag" SCCACHE_SERVER_PORT=$port \
         SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
         taskset -c "${DIST_CLIENT_CPUS:-0-1}" "$V/bin/python" -m cudawheel wheel "$work/proj" -o "$work/out-$tag" >/dev/null 2>"$work/log-$tag" \
         || { tail -n 30 "$work/log-$tag" >&2; return 1; }

@@ -95,8 +95,8 @@ pub fn run(
         &schedule::Options {
             workers: remote
                 .as_ref()
-                .and_then(|_| tc.launcher.as_ref()?.dist.cpus())
-                .map_or(plan.jobs, |cpus| cpus.max(plan.jobs)),
+                .and_then(|_| tc.launcher.as_ref()?.dist.slots())
+                .map_or(plan.jobs, |slots| slots.max(plan.jobs)),
             verbose: opts.verbose,
             cache: &cache,
             jobserver: jobserver.as_ref(),

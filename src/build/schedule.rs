@@ -11,9 +11,10 @@
 //!   (at least 1, at most its device passes), and holds N slots while it runs: with fewer
 //!   compiles than cores each one compiles its architectures in parallel; as the queue grows,
 //!   N shrinks to 1.
-//! - With a build cluster (`Options::remote`) the slots are the cluster's cores, and a compile
-//!   sent there gets a thread per device pass that fits (sccache then ships its passes at
-//!   once): the longest compiles start first and each finishes as early as the cluster allows.
+//! - With a build cluster (`Options::remote`) the slots are the jobs the cluster takes at once.
+//!   Every ready compile sent there gets one slot first; the spare slots go to the longest
+//!   ones, a thread per device pass (sccache then ships those passes at once), so the longest
+//!   chains finish as early as the cluster allows.
 //! - Memory admission: each step's expected peak memory is its peak (max RSS from `wait4`)
 //!   in the last build here, else an estimate, times its `--threads`. A step starts only while
 //!   the expected peaks of the running steps stay under the limit (`max-memory`, else
@@ -339,14 +340,15 @@ fn pick(
         // A compile the cluster runs: sccache runs nvcc's steps one after another (front end,
         // then the device passes `--threads` at a time, then the host compile), so it never
         // has more jobs on the build servers than its threads, and it holds that many slots:
-        // the jobs sent stay within the cluster's cores (its scheduler refuses beyond
-        // cores + 1 + cores/8, and sccache then compiles locally). It gets a thread for each
-        // device pass that fits, not a share of the slots: the longest compiles start first,
-        // each as short as the cluster can make it.
+        // the jobs sent stay within what the cluster takes (its scheduler refuses more, and
+        // sccache then compiles locally). Every ready compile gets one slot first; the slots
+        // to spare go to the longest (picked first), a thread per device pass, so their chains
+        // (the build's critical path) are as short as the cluster can make them.
         let mut threads = if !job.threadable || opts.jobserver.is_some() {
             1
         } else if remote {
-            job.passes.clamp(1, free)
+            let spare = free.saturating_sub(ready_compiles);
+            job.passes.clamp(1, 1 + spare)
         } else {
             thread_budget(free.min(local_free), ready_compiles).min(job.passes.max(1))
         };
@@ -829,18 +831,19 @@ mod tests {
         let stats = run(&steps, &opts).unwrap();
         assert_eq!(stats.ran, 6);
         assert!(stats.max_parallel >= 3, "{}", stats.max_parallel);
-        // A compile sent to the cluster gets a thread per device pass, not a share of the
-        // slots, and holds as many slots as threads: a 4-core cluster runs two 2-pass compiles
-        // at once with `--threads 2` and the third after them (sccache-dist's scheduler would
-        // refuse jobs beyond its cores + 1), where 4 local slots shared by 3 ready compiles
-        // run all three at once.
+        // A compile sent to the cluster holds as many slots as it has threads; every ready one
+        // gets a slot first and the spare slots go to the longest, a thread per device pass:
+        // on a 4-slot cluster three 2-pass compiles all start, the longest with `--threads 2`,
+        // and two more slots than compiles give the two longest theirs.
         let cache = Cache::open(&d.join("narrow"), "t".into());
         let names: Vec<String> = (0..3).map(|i| format!("n{i}")).collect();
         let remote_only: Vec<Step> = names
             .iter()
-            .map(|n| Step {
+            .enumerate()
+            .map(|(i, n)| Step {
                 job: Job {
                     passes: 2,
+                    estimate: 3.0 - i as f64,
                     ..sleeper(d, n, 0.5)
                 },
                 after: vec![],
@@ -855,8 +858,17 @@ mod tests {
             }),
             ..opts
         };
-        assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 2);
-        assert_eq!(threads_given(d, &names), ["2", "2", "2"]);
+        assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 3);
+        assert_eq!(threads_given(d, &names), ["2", "", ""]);
+        let cache = Cache::open(&d.join("wider"), "t".into());
+        let wider = Options {
+            workers: 5,
+            cache: &cache,
+            ..narrow
+        };
+        run(&remote_only, &wider).unwrap();
+        assert_eq!(threads_given(d, &names), ["2", "2", ""]);
+        // Control: the same 4 local slots share out by division, the shortest getting the rest.
         let cache = Cache::open(&d.join("narrow-local"), "t".into());
         let local = Options {
             cache: &cache,
@@ -865,6 +877,7 @@ mod tests {
             ..narrow
         };
         assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 3);
+        assert_eq!(threads_given(d, &names), ["", "", "2"]);
         // Control: with two local slots the two local steps overlap, and one fails.
         let cache = Cache::open(&d.join("again"), "t".into());
         let two = Options {

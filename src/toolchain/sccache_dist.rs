@@ -199,6 +199,16 @@ impl Dist {
             _ => None,
         }
     }
+
+    /// The jobs the cluster takes at once without refusing any: sccache-dist's scheduler gives
+    /// each build server up to its cores + 1 + cores/8 jobs; cores + 1 per server stays under
+    /// that however the cores are spread over the servers.
+    pub fn slots(&self) -> Option<usize> {
+        match self {
+            Dist::Ready { cpus, servers, .. } => usize::try_from(cpus + servers).ok(),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -219,7 +229,7 @@ mod tests {
                 cpus: 14
             }
         );
-        assert_eq!(ready.cpus(), Some(14));
+        assert_eq!((ready.cpus(), ready.slots()), (Some(14), Some(15)));
         assert!(ready.describe().contains("1 build server, 14 cores"));
         let down = parse_status(
             r#"{"NotConnected":["http://127.0.0.1:10600/","could not communicate with scheduler"]}"#,
@@ -228,7 +238,7 @@ mod tests {
         assert!(
             matches!(&down, Dist::Unreachable { why, .. } if why.contains("could not communicate"))
         );
-        assert_eq!(down.cpus(), None);
+        assert_eq!((down.cpus(), down.slots()), (None, None));
         let empty = parse_status(
             r#"{"SchedulerStatus":["http://h/",{"num_servers":0,"num_cpus":0,"in_progress":0}]}"#,
             "x",
