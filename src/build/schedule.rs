@@ -12,9 +12,9 @@
 //!   compiles than cores each one compiles its architectures in parallel; as the queue grows,
 //!   N shrinks to 1.
 //! - With a build cluster (`Options::remote`) the slots are the jobs the cluster takes at once.
-//!   Every ready compile sent there gets one slot first; the spare slots go to the longest
-//!   ones, a thread per device pass (sccache then ships those passes at once), so the longest
-//!   chains finish as early as the cluster allows.
+//!   A compile sent there whose share of the free slots (by expected time) is more than one
+//!   gets a thread per device pass (sccache then ships those passes at once), so the longest
+//!   chains finish as early as the cluster allows; the others get one slot each.
 //! - Memory admission: each step's expected peak memory is its peak (max RSS from `wait4`)
 //!   in the last build here, else an estimate, times its `--threads`. A step starts only while
 //!   the expected peaks of the running steps stay under the limit (`max-memory`, else
@@ -325,6 +325,13 @@ fn pick(
         .iter()
         .filter(|&&r| steps[r].job.threadable)
         .count();
+    // The expected seconds of the ready compiles the cluster runs.
+    let remote_ready: f64 = st
+        .ready
+        .iter()
+        .filter(|&&r| steps[r].job.threadable && opts.is_remote(r))
+        .map(|&r| expected[r])
+        .sum();
     for pos in order {
         let index = st.ready[pos];
         let job = &steps[index].job;
@@ -341,14 +348,19 @@ fn pick(
         // then the device passes `--threads` at a time, then the host compile), so it never
         // has more jobs on the build servers than its threads, and it holds that many slots:
         // the jobs sent stay within what the cluster takes (its scheduler refuses more, and
-        // sccache then compiles locally). Every ready compile gets one slot first; the slots
-        // to spare go to the longest (picked first), a thread per device pass, so their chains
-        // (the build's critical path) are as short as the cluster can make them.
+        // sccache then compiles locally). A compile whose share of the free slots (by expected
+        // time among the ready ones) is more than one gets a thread per device pass: the long
+        // chains, the build's critical path, start whole. The others get one slot, and a thread
+        // more for each slot to spare beyond one per ready compile (longest first).
         let mut threads = if !job.threadable || opts.jobserver.is_some() {
             1
         } else if remote {
             let spare = free.saturating_sub(ready_compiles);
-            job.passes.clamp(1, 1 + spare)
+            if expected[index] * free as f64 > remote_ready {
+                job.passes.clamp(1, free)
+            } else {
+                job.passes.clamp(1, 1 + spare)
+            }
         } else {
             thread_budget(free.min(local_free), ready_compiles).min(job.passes.max(1))
         };
@@ -831,20 +843,22 @@ mod tests {
         let stats = run(&steps, &opts).unwrap();
         assert_eq!(stats.ran, 6);
         assert!(stats.max_parallel >= 3, "{}", stats.max_parallel);
-        // A compile sent to the cluster holds as many slots as it has threads; every ready one
-        // gets a slot first and the spare slots go to the longest, a thread per device pass:
-        // on a 4-slot cluster three 2-pass compiles all start, the longest with `--threads 2`,
-        // and two more slots than compiles give the two longest theirs.
+        // A compile sent to the cluster holds as many slots as it has threads. One whose share
+        // of the free slots (by expected time) is more than one gets a thread per device pass,
+        // even with more compiles ready than slots (the longest chain starts whole); the others
+        // get a slot each: on 4 slots, five 2-pass compiles expected 4, 1, 1, 1, 1 s run as
+        // `--threads 2` for the first and one thread for each of the others.
         let cache = Cache::open(&d.join("narrow"), "t".into());
-        let names: Vec<String> = (0..3).map(|i| format!("n{i}")).collect();
+        let names: Vec<String> = (0..5).map(|i| format!("n{i}")).collect();
         let remote_only: Vec<Step> = names
             .iter()
             .enumerate()
             .map(|(i, n)| Step {
                 job: Job {
                     passes: 2,
-                    estimate: 3.0 - i as f64,
-                    ..sleeper(d, n, 0.5)
+                    estimate: if i == 0 { 4.0 } else { 1.0 },
+                    // The long one runs while the four short ones run two by two.
+                    ..sleeper(d, n, if i == 0 { 1.5 } else { 0.3 })
                 },
                 after: vec![],
             })
@@ -853,22 +867,15 @@ mod tests {
             workers: 4,
             cache: &cache,
             remote: Some(Remote {
-                steps: vec![true; 3],
+                steps: vec![true; 5],
                 local_slots: 2,
             }),
             ..opts
         };
         assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 3);
-        assert_eq!(threads_given(d, &names), ["2", "", ""]);
-        let cache = Cache::open(&d.join("wider"), "t".into());
-        let wider = Options {
-            workers: 5,
-            cache: &cache,
-            ..narrow
-        };
-        run(&remote_only, &wider).unwrap();
-        assert_eq!(threads_given(d, &names), ["2", "2", ""]);
-        // Control: the same 4 local slots share out by division, the shortest getting the rest.
+        assert_eq!(threads_given(d, &names), ["2", "", "", "", ""]);
+        // Control: the same 4 slots on this machine share out by division (one thread each
+        // while more compiles are ready than slots).
         let cache = Cache::open(&d.join("narrow-local"), "t".into());
         let local = Options {
             cache: &cache,
@@ -876,8 +883,8 @@ mod tests {
             memory: None,
             ..narrow
         };
-        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 3);
-        assert_eq!(threads_given(d, &names), ["", "", "2"]);
+        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 4);
+        assert_eq!(threads_given(d, &names), ["", "", "", "", ""]);
         // Control: with two local slots the two local steps overlap, and one fails.
         let cache = Cache::open(&d.join("again"), "t".into());
         let two = Options {
