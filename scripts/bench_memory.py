@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", ROOT / ".cache"))
@@ -208,9 +209,9 @@ def main() -> None:
     args = ap.parse_args()
     limit = None
     if args.cgroup_limit:
-        from memcgroup import MemoryCgroup
-        if MemoryCgroup.unavailable():
-            sys.exit(f"bench_memory: --cgroup-limit: {MemoryCgroup.unavailable()}")
+        why = MemoryCgroup.unavailable()
+        if why:
+            sys.exit(f"bench_memory: --cgroup-limit: {why}")
         units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
         text = args.cgroup_limit.upper().rstrip("IB")
         limit = int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
@@ -238,7 +239,6 @@ def main() -> None:
     for r in range(args.runs):
         for name, s in settings.items():
             if limit:
-                from memcgroup import MemoryCgroup
                 with MemoryCgroup(limit) as cg:
                     secs, peak, killed = build(py, project, WORK / "out", env, s, cg)
                     cg_peaks[name].append(cg.peak())

@@ -58,7 +58,7 @@ pub fn human(bytes: u64) -> String {
 }
 
 /// MemAvailable from /proc/meminfo, in bytes.
-pub fn mem_available() -> Option<u64> {
+fn mem_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -68,7 +68,7 @@ pub fn mem_available() -> Option<u64> {
 /// The tightest level of this process's memory cgroup: its folder, its limit, and the bytes
 /// left under it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CgroupRoom {
+struct CgroupRoom {
     pub dir: PathBuf,
     pub limit: u64,
     pub bytes: u64,
@@ -76,7 +76,7 @@ pub struct CgroupRoom {
 
 /// The room this process's memory cgroups leave (the least over every level that sets a
 /// limit), `None` when none does or nothing can be read.
-pub fn cgroup_room() -> Option<CgroupRoom> {
+fn cgroup_room() -> Option<CgroupRoom> {
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let (v2, path) = memory_cgroup(&cgroups, &mounts)?;
