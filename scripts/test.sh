@@ -12,11 +12,11 @@ step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS" >&2; }
 step "python test requirements"
 "$PY" -m pip install -q -r requirements-dev.txt
 step "redis-server (Debian) for the sccache test"
-bash scripts/install-redis.sh >/dev/null
+bash scripts/env/install-redis.sh >/dev/null
 step "sccache with dist-server (crates.io, built once into .cache/tools) and bubblewrap for the sccache-dist test"
-bash scripts/install-sccache-dist.sh >/dev/null
+bash scripts/env/install-sccache-dist.sh >/dev/null
 step "Debian arm64 root and qemu-user-static for the cross-build test"
-bash scripts/make-arm64-root.sh >/dev/null
+bash scripts/env/make-arm64-root.sh >/dev/null
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"

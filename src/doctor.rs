@@ -80,12 +80,12 @@ pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) ->
     }
     launcher_report(w, &tool, env, python);
     // What memory admission will allow (a container's cgroup limit shows here).
-    match crate::build::memory::MemoryLimit::new(tool.max_memory) {
+    match crate::compile::memory::MemoryLimit::new(tool.max_memory) {
         Some(m) => {
             let _ = writeln!(
                 w,
                 "Memory for parallel steps: {} (from {})",
-                crate::build::memory::human(m.bytes),
+                crate::compile::memory::human(m.bytes),
                 m.source
             );
         }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 pub use crate::hint::Hint;
 
 use crate::audit::elf_rules::ElfError;
-use crate::build::compile::CompileError;
+use crate::compile::job::CompileError;
 use crate::config::ConfigError;
 use crate::package::archive::ArchiveError;
 use crate::plan::PlanError;

@@ -2,7 +2,7 @@
 //! correct wheels that find NVIDIA's runtime wheels through `$ORIGIN`-relative RPATHs.
 //!
 //! Data flows one way through the stages, one folder each (see ARCHITECTURE.md); a stage
-//! imports only earlier stages and the shared readers (`scripts/check-layers.py` checks it):
+//! imports only earlier stages and the shared readers (`scripts/dev/check-layers.py` checks it):
 //!
 //! | stage | folder | input -> output |
 //! | --- | --- | --- |
@@ -11,7 +11,7 @@
 //! | 3 toolchain | `toolchain/` | `ToolConfig` + env -> `Toolchain` (nvcc, header set, host compiler or zig, launcher, identity) |
 //! | 4 libraries | `libraries/` | library names -> `FoundLibrary` per target (catalogue, discovery, libcudart's rules) |
 //! | 5 bindings | `bindings/` | pybind11 / nanobind / torch (with its probe) -> flags, sources, libraries per target |
-//! | 6 build | `build/` | plan + toolchain + libraries -> step graph -> run (incremental, stable paths) -> linked `.so` |
+//! | 6 compile | `compile/` | plan + toolchain + libraries -> step graph -> run (incremental, stable paths) -> linked `.so` |
 //! | 7 audit | `audit/` | built ELFs -> checks, GPU code, platform tag; finished wheel -> violations, size |
 //! | 8 package | `package/` | files -> wheel / sdist (metadata, `_cuda_libs.py`, variants, archives) |
 //!
@@ -24,7 +24,7 @@ pub mod audit;
 pub mod bindings;
 #[cfg(feature = "python")]
 mod bridge;
-pub mod build;
+pub mod compile;
 pub mod config;
 pub mod doctor;
 pub mod error;

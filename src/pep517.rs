@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::audit;
 use crate::bindings::torch;
-use crate::build::{self, graph, incremental::BuildLock, schedule};
+use crate::compile::{self, graph, incremental::BuildLock, schedule};
 use crate::config::{Config, CudaDeps};
 use crate::error::Error;
 use crate::package::archive::{self, Files};
@@ -89,15 +89,15 @@ fn check_prepared(r: &Resolved, metadata_dir: Option<&Path>) -> Result<(), Error
 /// Stages 5-6: compile, device-link, link (one graph), then audit and tag.
 fn compile_and_link(r: &Resolved) -> Result<Built, Error> {
     let tool = &r.config.tool;
-    let (tc, gencodes) = build::prepare(
+    let (tc, gencodes) = compile::prepare(
         &r.toolchain,
         &r.plan,
         r.libs.get("cudart"),
         tool.verbose,
         &format!("{} {}", r.name.display, r.config.project.version),
     )?;
-    let lock = build::lock(&r.plan.build_dir)?;
-    build::compile::write_generated(&r.plan)?;
+    let lock = compile::lock(&r.plan.build_dir)?;
+    compile::job::write_generated(&r.plan)?;
     if let Some(warning) = driver_floors::warning(r.toolchain.nvcc.major, &r.floors) {
         ui::warn(&warning);
     }
@@ -117,11 +117,11 @@ fn compile_and_link(r: &Resolved) -> Result<Built, Error> {
         })
         .collect();
     let g = graph::build(&r.plan, &tc, &r.python, &inputs, tool.system_rpath)?;
-    let opts = build::RunOptions {
+    let opts = compile::RunOptions {
         verbose: tool.verbose,
         max_memory: tool.max_memory,
     };
-    let ran = build::run(&r.plan, &tc, &r.python, g.steps, &opts)?;
+    let ran = compile::run(&r.plan, &tc, &r.python, g.steps, &opts)?;
 
     let audit_start = std::time::Instant::now();
     let out_dir = r.plan.build_dir.join("out");

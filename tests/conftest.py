@@ -70,7 +70,7 @@ def toolkit_home(major: int) -> Path:
     """A CUDA toolkit root for `major` (installed once by the project's installer, cached in
     .cache/toolchains), usable as CUDA_HOME."""
     if major not in _TOOLKITS:
-        proc = run(["bash", REPO / "scripts/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
+        proc = run(["bash", REPO / "scripts/env/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
                    env=clean_env())
         _TOOLKITS[major] = Path(proc.stdout.strip().splitlines()[-1])
     return _TOOLKITS[major]
@@ -117,9 +117,9 @@ def free_port() -> int:
 @pytest.fixture()
 def redis(tmp_path):
     """A Redis server of its own on a free loopback port, no persistence (Debian's
-    redis-server, scripts/install-redis.sh); stopped after the test. Yields its URL."""
+    redis-server, scripts/env/install-redis.sh); stopped after the test. Yields its URL."""
     server = shutil.which("redis-server")
-    assert server, "redis-server comes from Debian: bash scripts/install-redis.sh"
+    assert server, "redis-server comes from Debian: bash scripts/env/install-redis.sh"
     port = free_port()
     (tmp_path / "redis").mkdir()
     proc = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--save", "",

@@ -1,6 +1,6 @@
 //! Replays every input the fuzzers once crashed on (tests/fuzz-regressions/<target>/) and the
 //! fuzz seeds through the fuzz targets' code (`cudawheel::fuzz_entry`): none may panic.
-//! scripts/fuzz.sh says how the inputs were found.
+//! scripts/dev/fuzz.sh says how the inputs were found.
 
 use std::path::{Path, PathBuf};
 

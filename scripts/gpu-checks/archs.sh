@@ -1,5 +1,5 @@
 # GPU check part "archs" (issue 13): the import-time GPU check of `_cuda_libs.preload()` on a
-# real GPU, and whether a cold build uses every core (scripts/bench_cores.py).
+# real GPU, and whether a cold build uses every core (scripts/bench/bench_cores.py).
 #
 # prepare_archs (here) builds the saxpy example four times into $GPU/archs/<case>/:
 #   a  archs = ["80-real"], nvcc 13.x from PyPI    -> on an sm_90 GPU: ImportError naming sm_90
@@ -17,8 +17,8 @@
 prepare_archs() {
   local cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}
   local out=$GPU/archs cu13 cu12 V=$cache/gpu-archs-venv
-  cu13=$(bash scripts/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
-  cu12=$(bash scripts/install-cuda.sh 12 "$cache/toolchains/cu12" | tail -n1)
+  cu13=$(bash scripts/env/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
+  cu12=$(bash scripts/env/install-cuda.sh 12 "$cache/toolchains/cu12" | tail -n1)
   [[ -x $V/bin/python ]] || "$PY" -m venv "$V"
   "$V/bin/pip" install -q --force-reinstall --no-deps "$ROOT"/wheelhouse/cudawheel-*.whl
   local case archs home src
@@ -148,7 +148,7 @@ print(len(_cuda_libs.gpu_verdicts()), n)')
     "$V/bin/python" -m cudawheel audit /tmp/archs-native/out/*.whl | grep -q "SASS sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .) " \
       || { echo "FAIL: archs=native did not build this GPU's SASS"; return 1; }
     # Item 6: a cold build against the hand-run floor with the same flags, on every core.
-    python3 scripts/bench_cores.py --python "$V/bin/python" --cuda-home /usr/local/cuda --rounds 3
+    python3 scripts/bench/bench_cores.py --python "$V/bin/python" --cuda-home /usr/local/cuda --rounds 3
   else
     echo "NOT MEASURED: no /usr/local/cuda/bin/nvcc for the core benchmark"
   fi

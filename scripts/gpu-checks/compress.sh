@@ -2,9 +2,9 @@
 # first-call times (CUDA loads a module, and decompresses its fatbin, at its first launch).
 #
 # prepare_compress (here) builds, once per mode (none, speed, balance, size; nvcc 13.x from PyPI),
-# examples/saxpy (default archs) and `kernels` (scripts/bench.py's generated extension at a tenth
+# examples/saxpy (default archs) and `kernels` (scripts/bench/bench.py's generated extension at a tenth
 # of its size: 8 files of templated kernels, sm_80 + sm_90 + compute_90, ~1.8 MB of GPU code
-# uncompressed) with scripts/bench_compress.py into $GPU/compress/<example>/<mode>/, keeps the
+# uncompressed) with scripts/bench/bench_compress.py into $GPU/compress/<example>/<mode>/, keeps the
 # size table it prints in $GPU/compress/sizes.md and downloads the runtime wheels they need.
 # device_compress installs each in a fresh venv from there only; saxpy runs
 # examples/saxpy/check_gpu.py (kernel against a CPU reference) and kernels checks that every
@@ -14,11 +14,11 @@
 prepare_compress() {
   local cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}
   local out=$GPU/compress cu13 V=$cache/gpu-compress-venv w reqs=()
-  cu13=$(bash scripts/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
+  cu13=$(bash scripts/env/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
   [[ -x $V/bin/python ]] || "$PY" -m venv "$V"
   "$V/bin/pip" install -q --force-reinstall --no-deps "$ROOT"/wheelhouse/cudawheel-*.whl
   rm -rf "$out"; mkdir -p "$out"
-  "$PY" scripts/bench_compress.py --python "$V/bin/python" --cuda-home "$cu13" --examples saxpy kernels \
+  "$PY" scripts/bench/bench_compress.py --python "$V/bin/python" --cuda-home "$cu13" --examples saxpy kernels \
     --keep "$out" | tee "$out/sizes.md" >&2
   for w in "$out"/*/*/*.whl; do
     "$V/bin/python" -m cudawheel audit "$w" >&2

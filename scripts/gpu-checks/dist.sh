@@ -1,12 +1,12 @@
 # GPU check part (issue 24): scale-out through an sccache-dist build cluster on one host.
 #
 # prepare_dist (here): the sccache 0.19 client and sccache-dist (scheduler + build server)
-#   binaries built by scripts/install-sccache-dist.sh, and bubblewrap with the libraries it
+#   binaries built by scripts/env/install-sccache-dist.sh, and bubblewrap with the libraries it
 #   links, into .gpu/dist/ (xz-compressed; about 12 MB).
 # device_dist (GPU machine, 16 cores): a scheduler and a build server on 127.0.0.1
-#   (scripts/sccache-cluster.sh), the server pinned to cores 2-15 (14 cores), the client
+#   (scripts/env/sccache-cluster.sh), the server pinned to cores 2-15 (14 cores), the client
 #   (cudawheel and its sccache) pinned to cores 0-1 with `jobs = 2`. The benchmark's project
-#   (scripts/bench.py, archs 80 and 90 + PTX, the machine's CUDA 13.0) built cold through the
+#   (scripts/bench/bench.py, archs 80 and 90 + PTX, the machine's CUDA 13.0) built cold through the
 #   cluster and locally (no launcher, 2 jobs): medians of 3 interleaved runs and the ratio
 #   (target >= 4x). Then the bound nvcc itself sets: the longest file's dependency chain (its
 #   front end, its slowest device pass, fatbinary, its host compile: each waits for the one
@@ -23,7 +23,7 @@ prepare_dist() {
   local out=$GPU/dist
   rm -rf "$out"; mkdir -p "$out/bin" "$out/lib"
   local sccache_bin
-  sccache_bin=$(bash "$ROOT/scripts/install-sccache-dist.sh" | tail -n1)
+  sccache_bin=$(bash "$ROOT/scripts/env/install-sccache-dist.sh" | tail -n1)
   local b
   for b in sccache sccache-dist; do
     xz -T2 -6 -c "$(dirname "$sccache_bin")/$b" > "$out/bin/$b.xz"
@@ -71,14 +71,14 @@ device_dist() {
   rm -rf "$V"; python3 -m venv "$V"
   "$V/bin/pip" install -q --no-index "$GPU"/cudawheel-*.whl
   local cluster=$work/cluster conf
-  if ! conf=$(SCCACHE_DIST_BIN=$work/bin/sccache-dist bash scripts/sccache-cluster.sh start "$cluster" --server-cpus "${DIST_SERVER_CPUS:-2-15}" | tail -n1); then
+  if ! conf=$(SCCACHE_DIST_BIN=$work/bin/sccache-dist bash scripts/env/sccache-cluster.sh start "$cluster" --server-cpus "${DIST_SERVER_CPUS:-2-15}" | tail -n1); then
     echo "device_dist: the cluster did not start (see above)" >&2; return 1
   fi
-  bash scripts/sccache-cluster.sh status "$cluster" >&2
+  bash scripts/env/sccache-cluster.sh status "$cluster" >&2
   local project=${DIST_PROJECT:-bench}
   # bench: the benchmark's 8 files; wide: the same kernels over 16 files of half the weight.
   python3 - "$work/proj" "$project" <<'PYEOF'
-import sys; sys.path.insert(0, "scripts")
+import sys; sys.path.insert(0, "scripts/bench")
 import bench
 from pathlib import Path
 if sys.argv[2] == "wide":
@@ -170,7 +170,7 @@ PYEOF
     grep -E 'build cluster' "$work/log-saxpy" >&2
     SCCACHE_SERVER_PORT=$port "$work/bin/sccache" --stop-server >/dev/null 2>&1 || true
   fi
-  bash scripts/sccache-cluster.sh stop "$cluster"
+  bash scripts/env/sccache-cluster.sh stop "$cluster"
   if [[ $project == bench ]]; then
     local W=/tmp/cudawheel-gpu-dist-run
     rm -rf "$W"; python3 -m venv "$W"

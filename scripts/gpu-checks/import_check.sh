@@ -25,7 +25,7 @@ _import_check_init() {
 prepare_import_check() {
   local cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}
   local out=$GPU/import_check cu13 V=$cache/gpu-import-check-venv py312
-  cu13=$(bash scripts/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
+  cu13=$(bash scripts/env/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
   # The GPU machine's python3 is 3.12: the pybind11/nanobind wheels are built for it.
   py312=$(python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null \
     || ls "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python3.12 2>/dev/null | head -n1 \

@@ -77,7 +77,7 @@ prepare_porting() {
   mkdir -p "$out/src"
   cp examples/tiny_conv/csrc/causal_conv1d_kernel.cu examples/tiny_conv/csrc/causal_conv1d.h \
     scripts/gpu-checks/tiny_conv_harness.cu "$out/src/"
-  home=$(bash scripts/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
+  home=$(bash scripts/env/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
   "$home/bin/nvcc" "${PORTING_NVCC_FLAGS[@]}" -Xcompiler -static-libstdc++ -Xcompiler -static-libgcc \
     -I"$out/src" -o "$out/tiny_conv_harness" "$out/src/tiny_conv_harness.cu" "$out/src/causal_conv1d_kernel.cu" \
     2> "$out/ptxas.txt"

@@ -24,7 +24,7 @@
 prepare_split() {
   local cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}
   local out=$GPU/split cu13 V=$cache/gpu-split-venv py312 src case archs
-  cu13=$(bash scripts/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
+  cu13=$(bash scripts/env/install-cuda.sh 13 "$cache/toolchains/cu13" | tail -n1)
   py312=$(python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null \
     || ls "$(pyenv root 2>/dev/null)"/versions/3.12*/bin/python3.12 2>/dev/null | head -n1 \
     || uv python find 3.12)
@@ -42,7 +42,7 @@ prepare_split() {
     "$V/bin/python" -m cudawheel audit "$out/$case"/*.whl >&2
   done
   local cu12
-  cu12=$(bash scripts/install-cuda.sh 12 "$cache/toolchains/cu12" | tail -n1)
+  cu12=$(bash scripts/env/install-cuda.sh 12 "$cache/toolchains/cu12" | tail -n1)
   src=$cache/gpu-split-src/variant
   rm -rf "$src"; mkdir -p "$src"; cp -r examples/pybind_saxpy "$src/"; rm -rf "$src/pybind_saxpy/build"
   CUDA_HOME=$cu12 CUDA_PATH=$cu13 "$V/bin/python" -m cudawheel wheel "$src/pybind_saxpy" -o "$out/variant" \

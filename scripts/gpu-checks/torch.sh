@@ -20,7 +20,7 @@ prepare_torch() {
   mkdir -p "$out/src"
   cp examples/torch_muladd/csrc/muladd_kernels.cu examples/torch_muladd/csrc/muladd_kernels.cuh \
     scripts/gpu-checks/torch_muladd_harness.cu "$out/src/"
-  home=$(bash scripts/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
+  home=$(bash scripts/env/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
   # libstdc++/libgcc linked in too: the carried program needs only glibc and the driver there.
   "$home/bin/nvcc" "${TORCH_NVCC_FLAGS[@]}" -Xcompiler -static-libstdc++ -Xcompiler -static-libgcc \
     -I"$out/src" -o "$out/muladd_harness" \

@@ -16,8 +16,8 @@ prepare_variants() {
   mkdir -p "$dir/uv"
   [[ -x $V/bin/python ]] || "$PY" -m venv "$V"
   "$V/bin/pip" install -q --force-reinstall --no-deps "$ROOT"/wheelhouse/cudawheel-*.whl
-  home12=$(bash scripts/install-cuda.sh 12 "$ROOT/.cache/toolchains/cu12" | tail -n1)
-  home13=$(bash scripts/install-cuda.sh 13 "$ROOT/.cache/toolchains/cu13" | tail -n1)
+  home12=$(bash scripts/env/install-cuda.sh 12 "$ROOT/.cache/toolchains/cu12" | tail -n1)
+  home13=$(bash scripts/env/install-cuda.sh 13 "$ROOT/.cache/toolchains/cu13" | tail -n1)
   local src=$ROOT/.cache/gpu-variants-src
   rm -rf "$src"; mkdir -p "$src"; cp -r examples/saxpy "$src/saxpy"; rm -rf "$src/saxpy/build"
   CUDA_HOME=$home12 CUDA_PATH=$home13 "$V/bin/python" -m cudawheel wheel "$src/saxpy" -o "$dir" \

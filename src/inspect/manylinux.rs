@@ -1,6 +1,6 @@
 //! auditwheel's manylinux policies (PEP 600): allowed libraries, symbol versions and blacklists
 //! per policy and architecture, from the vendored policy file (`src/inspect/data/`, refreshed by
-//! `scripts/refresh-manylinux-policy.py`).
+//! `scripts/dev/refresh-manylinux-policy.py`).
 
 use std::collections::BTreeMap;
 

@@ -194,7 +194,7 @@ impl Job {
     /// Runs the job (never through a shell), capturing its output; a failure carries the
     /// command and the compiler's own message. Returns the peak memory (max RSS, KiB) of the
     /// process and the children it waited for, and what it printed (for the build log and,
-    /// where it holds warnings, the console: `build::log`).
+    /// where it holds warnings, the console: `compile::log`).
     pub fn run(&self, threads: Option<usize>) -> Result<(u64, String), CompileError> {
         if let Some(parent) = self.output.parent() {
             std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
@@ -312,7 +312,7 @@ pub fn write_generated(plan: &BuildPlan) -> Result<(), CompileError> {
 }
 
 /// The compile commands of one target. `cuda_includes`: the CUDA include arguments, in order
-/// (its libraries' folders and the toolkit's header set: `build::includes::include_args`).
+/// (its libraries' folders and the toolkit's header set: `compile::includes::include_args`).
 pub fn compile_jobs(
     ext: &TargetPlan,
     plan: &BuildPlan,

@@ -1,13 +1,13 @@
-//! Stage 6, build: the plan, toolchain and libraries become object files and linked shared
-//! objects. Compile jobs are exact commands (`compile`) with their CUDA include arguments
+//! Stage 6, compile: the plan, toolchain and libraries become object files and linked shared
+//! objects. Compile jobs are exact commands (`job`) with their CUDA include arguments
 //! (`includes`), arranged in one graph (`graph`), named through stable paths (`stable_paths`),
 //! run in one pool of slots (`schedule`), reused when nothing they read changed
 //! (`incremental`), and linked with `$ORIGIN` RPATHs (`link`).
 
-pub mod compile;
 pub mod graph;
 pub mod includes;
 pub mod incremental;
+pub mod job;
 pub mod link;
 pub mod log;
 pub mod memory;
@@ -22,8 +22,8 @@ use crate::plan::arch::Gencode;
 use crate::plan::BuildPlan;
 use crate::toolchain::{NvccOrigin, Toolchain};
 use crate::ui;
-use compile::CompileError;
 use incremental::{BuildLock, Cache};
+use job::CompileError;
 use schedule::Step;
 use stable_paths::StablePaths;
 

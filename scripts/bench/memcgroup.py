@@ -1,5 +1,5 @@
 """A memory cgroup with a limit, to run a build under real memory pressure: what a container
-(`docker --memory`) or a CI job with a memory limit gives it. Used by scripts/bench_memory.py
+(`docker --memory`) or a CI job with a memory limit gives it. Used by scripts/bench/bench_memory.py
 (`--cgroup-limit`) and tests/test_memory_pressure.py.
 
     with MemoryCgroup(1 << 30) as cg:

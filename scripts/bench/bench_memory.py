@@ -2,7 +2,7 @@
 """Issue 24 memory benchmark: does cudawheel's memory-aware admission hold on template-heavy
 translation units, and what does it cost against a hand-picked `-j`?
 
-    python3 scripts/bench_memory.py [--scale 1] [--runs 3] [--jobs 1,2] [--archs "80;90"]
+    python3 scripts/bench/bench_memory.py [--scale 1] [--runs 3] [--jobs 1,2] [--archs "80;90"]
                                     [--cgroup-limit 2G]
 
 A generated project of several CUDA files, each instantiating CUB's device-wide algorithms
@@ -16,9 +16,9 @@ memory; then each `-C jobs=N` of --jobs) it builds the wheel from scratch (a fre
 every compiler under it, summed) every 50 ms. Prints one table: medians of wall time and of
 the tree's peak RSS, the ratio of time against the fastest hand-picked -j, and MemAvailable at
 the start. `--cgroup-limit SIZE` runs every build in a fresh memory cgroup of that size (real
-memory pressure, as in a container with a memory limit; needs root, scripts/memcgroup.py): a
+memory pressure, as in a container with a memory limit; needs root, scripts/bench/memcgroup.py): a
 build the kernel's out-of-memory killer stops is counted as killed, and the cgroup's own peak is
-shown. Needs the CUDA 13 toolkit (scripts/install-cuda.sh) and the backend wheel
+shown. Needs the CUDA 13 toolkit (scripts/env/install-cuda.sh) and the backend wheel
 (scripts/build-backend.sh wheelhouse). Not a test: timings depend on the machine.
 """
 
@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", ROOT / ".cache"))
 WORK = ROOT / ".cache/bench-memory"
 
@@ -177,7 +177,7 @@ def setup(cuda_home: str | None) -> tuple[Path, dict]:
     env["PIP_CACHE_DIR"] = str(CACHE / "pip")
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     # --cuda-home: a toolkit already on the machine (the GPU machine has no internet).
-    home = cuda_home or subprocess.run(["bash", ROOT / "scripts/install-cuda.sh", "13", CACHE / "toolchains/cu13"],
+    home = cuda_home or subprocess.run(["bash", ROOT / "scripts/env/install-cuda.sh", "13", CACHE / "toolchains/cu13"],
                                        env=env, capture_output=True, text=True,
                                        check=True).stdout.strip().splitlines()[-1]
     wheelhouse = Path(os.environ.get("CUDAWHEEL_WHEELHOUSE", ROOT / "wheelhouse"))

@@ -25,7 +25,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::build::compile::Job;
+use crate::compile::job::Job;
 use crate::config::PythonInfo;
 use crate::toolchain::{NvccOrigin, Toolchain};
 

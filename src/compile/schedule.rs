@@ -25,10 +25,10 @@
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::build::compile::{CompileError, Job};
-use crate::build::incremental::{Cache, Freshness};
-use crate::build::log::BuildLog;
-use crate::build::memory::{human, MemoryLimit};
+use crate::compile::incremental::{Cache, Freshness};
+use crate::compile::job::{CompileError, Job};
+use crate::compile::log::BuildLog;
+use crate::compile::memory::{human, MemoryLimit};
 use crate::ui;
 
 /// A job and the indices of the steps it needs.
@@ -181,7 +181,7 @@ pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     let start = Instant::now();
     // Arguments nvcc's internal shell would change are refused before anything runs.
     for s in steps {
-        crate::build::compile::check_nvcc_args(&s.job)?;
+        crate::compile::job::check_nvcc_args(&s.job)?;
     }
     let n = steps.len();
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -541,11 +541,11 @@ fn run_step(
     let (peak_kib, output) = job.run(threads)?;
     let secs = clock.elapsed().as_secs_f64();
     log.step(&job.label, &job.command_line(threads), secs, &output);
-    if let Some(w) = crate::build::log::warnings(&output) {
+    if let Some(w) = crate::compile::log::warnings(&output) {
         ui::warn(&format!(
             "{}:\n{}\n(all of its output: {})",
             job.label,
-            crate::build::compile::indent(&w),
+            crate::compile::job::indent(&w),
             log.path().display()
         ));
     } else if opts.verbose && !output.trim().is_empty() {
@@ -553,7 +553,7 @@ fn run_step(
         ui::status(&format!(
             "{} printed:\n{}",
             job.label,
-            crate::build::compile::indent(&output)
+            crate::compile::job::indent(&output)
         ));
     }
     if let Err(e) = opts.cache.remember_usage(job, started, secs, peak_kib) {

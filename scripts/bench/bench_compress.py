@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Wheel size per `compress` mode, on the examples (issue 25).
 
-    python3 scripts/bench_compress.py --python VENV/bin/python --cuda-home CUDA_HOME \
+    python3 scripts/bench/bench_compress.py --python VENV/bin/python --cuda-home CUDA_HOME \
         [--examples saxpy pybind_saxpy] [--modes none speed balance size] [--keep DIR]
 
 VENV has cudawheel installed (and pybind11 for pybind_saxpy: no build isolation here). The
-example `kernels` is scripts/bench.py's generated 8-file extension (sm_80 + sm_90 + compute_90)
+example `kernels` is scripts/bench/bench.py's generated 8-file extension (sm_80 + sm_90 + compute_90)
 at a tenth of its size (`--kernels-scale 10`): far more GPU code than saxpy's one kernel. Each
 example is copied to a scratch folder and built once per mode (`-C compress=MODE`, default
 archs); the table gives the wheel's bytes, its extension's bytes, the `.nv_fatbin` section's
@@ -25,7 +25,7 @@ import time
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 from cudawheel._size import fatbin_section  # noqa: E402  (pure Python, no backend needed)
 
@@ -67,7 +67,7 @@ def main() -> int:
         for example in args.examples:
             project = Path(tmp) / example
             if example == "kernels":
-                sys.path.insert(0, str(REPO / "scripts"))
+                sys.path.insert(0, str(REPO / "scripts/bench"))
                 import bench
 
                 bench.WEIGHTS = [max(1, w // args.kernels_scale) for w in bench.WEIGHTS]

@@ -5,7 +5,7 @@ PATTERN: when sccache got it (seconds since the log's first line), then, from th
 input was hashed (preprocessing included), when it asked the scheduler for a build server, when
 the job was sent, and when the compile came back.
 
-    python3 scripts/sccache-timeline.py sccache.log [PATTERN]
+    python3 scripts/bench/sccache-timeline.py sccache.log [PATTERN]
 """
 
 import re

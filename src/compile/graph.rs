@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::compile::{self, CompileError};
 use super::includes::include_args;
+use super::job::{self, CompileError};
 use super::link;
 use super::schedule::Step;
 use crate::config::PythonInfo;
@@ -109,8 +109,7 @@ fn compile_steps(
                 source,
             }
         })?;
-        let jobs =
-            compile::compile_jobs(target, plan, tc, python, &inp.gencodes, obj_dir, &includes);
+        let jobs = job::compile_jobs(target, plan, tc, python, &inp.gencodes, obj_dir, &includes);
         objects.push(Objects {
             files: jobs.iter().map(|j| j.output.clone()).collect(),
             steps: (steps.len()..steps.len() + jobs.len()).collect(),
@@ -145,7 +144,7 @@ fn dlink_step(
         .filter(|l| !l.shared.is_empty())
         .flat_map(|l| l.statics.iter().cloned())
         .collect();
-    let job = compile::dlink_job(target, &cuda_objs, tc, &inp.gencodes, &statics, obj_dir);
+    let job = job::dlink_job(target, &cuda_objs, tc, &inp.gencodes, &statics, obj_dir);
     objects.files.push(job.output.clone());
     objects.steps.push(steps.len());
     steps.push(Step {

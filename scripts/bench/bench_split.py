@@ -2,11 +2,11 @@
 """Bytes (and nvcc compiles) of a release folder for several CPythons, per-Python wheels against
 `split = "library"`:
 
-    python3 scripts/bench_split.py --backend VENV/bin/python --cuda-home CUDA_HOME \
+    python3 scripts/bench/bench_split.py --backend VENV/bin/python --cuda-home CUDA_HOME \
         --pythons PY39 PY311 PY312 [--examples pybind_saxpy kernels]
 
 VENV has cudawheel; each PY is an interpreter the wheels are built for (with pybind11 for
-pybind_saxpy). `kernels` is scripts/bench.py's generated 8-file extension (C API,
+pybind_saxpy). `kernels` is scripts/bench/bench.py's generated 8-file extension (C API,
 sm_80 + sm_90 + compute_90) at a tenth of its size, built per Python (its `py-limited-api`
 dropped). Each layout is built once, from a clean copy; prints a table. Bytes and compile counts
 are deterministic (no timing: this is not a speed benchmark).
@@ -22,12 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def project_copy(example: str, dest: Path) -> Path:
     if example == "kernels":
-        sys.path.insert(0, str(REPO / "scripts"))
+        sys.path.insert(0, str(REPO / "scripts/bench"))
         import bench
 
         full = getattr(bench, "_FULL_WEIGHTS", bench.WEIGHTS)

@@ -4,7 +4,7 @@
 The manylinux policies (PEP 600) are data that auditwheel maintains (MIT licence); cudawheel
 keeps the parts it uses (x86_64 and aarch64: symbol versions, allowed libraries, blacklisted
 symbols) so that its platform tags agree with `auditwheel repair`.
-Usage: python3 scripts/refresh-manylinux-policy.py [AUDITWHEEL_VERSION]
+Usage: python3 scripts/dev/refresh-manylinux-policy.py [AUDITWHEEL_VERSION]
 """
 
 import glob
@@ -16,7 +16,7 @@ import zipfile
 from pathlib import Path
 
 VERSION = sys.argv[1] if len(sys.argv) > 1 else "6.8.2"
-OUT = Path(__file__).resolve().parent.parent / "src/inspect/data/manylinux-policy.json"
+OUT = Path(__file__).resolve().parents[2] / "src/inspect/data/manylinux-policy.json"
 
 with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, f"auditwheel=={VERSION}"], check=True)

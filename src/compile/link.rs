@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::build::compile::Job;
+use crate::compile::job::Job;
 use crate::libraries::FoundLibrary;
 use crate::plan::{TargetKind, TargetPlan};
 use crate::toolchain::Toolchain;

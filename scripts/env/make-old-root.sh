@@ -4,10 +4,10 @@
 # Debian's archive. Needs root (debootstrap and chroot). Idempotent and locked: the root is
 # made once in DEST (default .cache/old-root/bullseye) and reused; prints its path.
 #
-#   bash scripts/make-old-root.sh [DEST]
+#   bash scripts/env/make-old-root.sh [DEST]
 #   chroot DEST python3.9 -c 'import sys; print(sys.version)'
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DEST=${1:-$PWD/.cache/old-root/bullseye}
 SUITE=bullseye
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}

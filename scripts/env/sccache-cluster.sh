@@ -4,16 +4,16 @@
 # overlay file system (it must run as root, as sccache-dist requires). Everything it writes lives
 # under FOLDER; nothing listens on another address.
 #
-#   scripts/sccache-cluster.sh start FOLDER [--server-cpus LIST]   # LIST: taskset's, e.g. 2-15
-#   scripts/sccache-cluster.sh status FOLDER                        # the scheduler's view (JSON)
-#   scripts/sccache-cluster.sh stop FOLDER
+#   scripts/env/sccache-cluster.sh start FOLDER [--server-cpus LIST]   # LIST: taskset's, e.g. 2-15
+#   scripts/env/sccache-cluster.sh status FOLDER                        # the scheduler's view (JSON)
+#   scripts/env/sccache-cluster.sh stop FOLDER
 #
 # `start` prints the client configuration's path: point sccache at it with
 # `SCCACHE_CONF=FOLDER/client.conf` (and a fresh `SCCACHE_SERVER_PORT` or a restarted sccache
 # server: sccache reads its configuration when its server starts). Binaries: SCCACHE_DIST_BIN
-# (default: the one scripts/install-sccache-dist.sh builds) and bwrap from PATH.
+# (default: the one scripts/env/install-sccache-dist.sh builds) and bwrap from PATH.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cmd=${1:-}; dir=${2:-}
 [[ -n $cmd && -n $dir ]] || { sed -n '2,15p' "$0" >&2; exit 2; }
 shift 2
@@ -41,8 +41,8 @@ status() {
 }
 
 start() {
-  [[ -x $DIST ]] || { echo "sccache-cluster: no $DIST; run scripts/install-sccache-dist.sh" >&2; exit 1; }
-  local bwrap; bwrap=$(command -v bwrap) || { echo "sccache-cluster: no bwrap; run scripts/install-sccache-dist.sh" >&2; exit 1; }
+  [[ -x $DIST ]] || { echo "sccache-cluster: no $DIST; run scripts/env/install-sccache-dist.sh" >&2; exit 1; }
+  local bwrap; bwrap=$(command -v bwrap) || { echo "sccache-cluster: no bwrap; run scripts/env/install-sccache-dist.sh" >&2; exit 1; }
   if alive "$dir/scheduler.pid" || alive "$dir/server.pid"; then
     echo "sccache-cluster: already running in $dir (stop it first)" >&2; exit 1
   fi

@@ -10,14 +10,14 @@
    entry points freely, and no stage imports a composer or error.rs.
 
 Prints each problem and exits 1, or prints a one-line summary. Run from anywhere:
-`python3 scripts/check-layers.py [SRC]` (default: this checkout's src/).
+`python3 scripts/dev/check-layers.py [SRC]` (default: this checkout's src/).
 """
 import re
 import sys
 from pathlib import Path
 
-SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "src"
-STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "build", "audit", "package"]
+SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "src"
+STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "compile", "audit", "package"]
 SHARED = {"hint", "ui", "inspect"}
 COMPOSERS = {"pep517", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error"}
 

@@ -2,9 +2,9 @@
 """Issue 13 benchmark: does a cold cudawheel build use every core? Against the best hand-run
 floor with the same flags.
 
-    python3 scripts/bench_cores.py --python VENV/bin/python [--cuda-home /usr/local/cuda] [--rounds 3]
+    python3 scripts/bench/bench_cores.py --python VENV/bin/python [--cuda-home /usr/local/cuda] [--rounds 3]
 
-The project is scripts/bench.py's 8-file extension (sm_80 + sm_90 + compute_90). First one
+The project is scripts/bench/bench.py's 8-file extension (sm_80 + sm_90 + compute_90). First one
 verbose cudawheel build records the exact commands cudawheel runs; then, interleaved, `--rounds`
 times each:
   - floor: those nvcc commands by hand, all at once in a pool of one job per core, each with

@@ -2,7 +2,7 @@
 # Reproduces the fuzzing runs of issue 6 (not part of CI: too slow). Needs a nightly toolchain
 # and cargo-fuzz (`cargo install cargo-fuzz --locked`).
 #
-#   bash scripts/fuzz.sh [SECONDS] [TARGET ...]    # default: 600 s each, targets config and elf
+#   bash scripts/dev/fuzz.sh [SECONDS] [TARGET ...]    # default: 600 s each, targets config and elf
 #
 # Each target runs on its corpus plus the hand-made seeds in fuzz/seeds/<target> (the examples'
 # pyproject files; small real ELF files), single-threaded under nice. The corpus is kept in the
@@ -13,7 +13,7 @@
 # tests/fuzz-regressions/<target>/ and `cargo test` (tests/fuzz_regressions.rs) replays it.
 # Executions and coverage go to fuzz/logs/<target>.log (full output: <target>.full.log.gz).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 SECS=${1:-600}
 shift || true
 TARGETS=("$@")

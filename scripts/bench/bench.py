@@ -2,7 +2,7 @@
 """Issues 5 and 18 benchmark: cudawheel against the raw compiler commands, scikit-build-core and
 pip's own floor, on a generated 8-file CUDA extension (2 SASS archs + PTX, 2 jobs).
 
-    python3 scripts/bench.py [--runs 5] [--rows all|cuda13|cuda12] [--small]
+    python3 scripts/bench/bench.py [--runs 5] [--rows all|cuda13|cuda12] [--small]
 
 - CUDA 13 rows (issue 18): nvcc 13 from PyPI, `pip wheel` WITH build isolation, the ccache
   launcher (depend mode) with a Redis server on loopback. The baseline of each is pip's own
@@ -33,7 +33,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / ".cache/bench"
 CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", ROOT / ".cache"))
 ARCH_FLAGS = ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
@@ -225,8 +225,8 @@ def setup() -> dict:
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
     def toolkit(major: int) -> Path:
-        log(f"CUDA {major} toolkit (scripts/install-cuda.sh)")
-        out = subprocess.run(["bash", ROOT / "scripts/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
+        log(f"CUDA {major} toolkit (scripts/env/install-cuda.sh)")
+        out = subprocess.run(["bash", ROOT / "scripts/env/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
                              env=env, capture_output=True, text=True, check=True).stdout
         return Path(out.strip().splitlines()[-1])
 
@@ -247,8 +247,8 @@ def setup() -> dict:
     # an empty archive satisfies it.
     if not (cudalib / "libcudadevrt.a").exists():
         run(["ar", "rcs", cudalib / "libcudadevrt.a"])
-    log("redis-server (scripts/install-redis.sh)")
-    redis = subprocess.run(["bash", ROOT / "scripts/install-redis.sh"], capture_output=True, text=True,
+    log("redis-server (scripts/env/install-redis.sh)")
+    redis = subprocess.run(["bash", ROOT / "scripts/env/install-redis.sh"], capture_output=True, text=True,
                            check=True).stdout.strip()
     wheelhouse = ROOT / "wheelhouse"
     if not list(wheelhouse.glob("cudawheel-*.whl")):

@@ -3,7 +3,7 @@
 # ARM CPU, docker, chroot or binfmt: Debian's `qemu-user-static` (installed here with apt-get
 # when missing) runs the root's own python3 in user mode, the root given with -L:
 #
-#   bash scripts/make-arm64-root.sh [DEST]        # prints DEST
+#   bash scripts/env/make-arm64-root.sh [DEST]        # prints DEST
 #   qemu-aarch64-static -L DEST DEST/usr/bin/python3.11 -c 'import platform; print(platform.machine())'
 #
 # The root is Debian bookworm (glibc 2.36, python3.11) for arm64, made by `debootstrap
@@ -13,7 +13,7 @@
 # debootstrap). Idempotent and locked: made once in DEST (default .cache/arm64-root/bookworm),
 # reused afterwards.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DEST=${1:-$PWD/.cache/arm64-root/bookworm}
 SUITE=bookworm
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
