@@ -29,3 +29,16 @@ def test_a_backward_import_and_a_circle_are_found(tmp_path):
     assert r.returncode == 1
     assert "stage imports a later stage: config/interpreter.rs -> package/metadata.rs" in r.stdout
     assert "circle:" in r.stdout
+
+
+def test_a_circle_through_super_is_found(tmp_path):
+    # Control: two sibling files naming each other only through `super::` form a circle.
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src", src)
+    for name, other in (("log", "link"), ("link", "log")):
+        f = src / "compile" / f"{name}.rs"
+        f.write_text(f"#[allow(unused_imports)]\nuse super::{other}::*;\n" + f.read_text())
+    r = run(src)
+    assert r.returncode == 1
+    assert "circle: compile/link.rs -> compile/log.rs -> compile/link.rs" in r.stdout or \
+        "circle: compile/log.rs -> compile/link.rs -> compile/log.rs" in r.stdout, r.stdout

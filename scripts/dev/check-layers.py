@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Checks the structure of src/ from its `crate::` references (ARCHITECTURE.md's rules):
 
-1. the file-level import graph has no circle (edges: every `crate::` path, resolved to the file
-   of its longest module prefix, and a folder's mod.rs naming its children; a child's
-   `super::` references to its own folder are containment, not imports);
+1. the file-level import graph has no circle (edges: every `crate::` and `super::` path,
+   resolved to the file of its longest module prefix, and a folder's mod.rs naming its
+   children; a file naming an item of its own folder's mod.rs is containment, not an import,
+   but `super::sibling::x` is an import of the sibling);
 2. no stage imports a later stage (config -> plan -> toolchain -> libraries -> bindings ->
    build -> audit -> package); the shared helpers (hint, ui, inspect) import no stage;
 3. only the composers (pep517, resolve, doctor, bridge) and error.rs import several stages'
@@ -40,11 +41,36 @@ def file_for(parts: list[str]) -> Path | None:
     return None
 
 
+def absolute_super(path: Path, text: str) -> str:
+    """`super::x` (and `super::super::x`) rewritten as the `crate::` path it names, so sibling
+    imports (`use super::tool::Origin` in config/error.rs) are edges like any other."""
+    here = module_of(path)[:-1]  # `super` of a::b (a/b.rs or a/b/mod.rs) is a
+
+    def repl(m: re.Match) -> str:
+        up = m.group(0).count("super::") - 1
+        base = here[: len(here) - up] if up else here
+        return "crate::" + "".join(f"{p}::" for p in base)
+
+    return re.sub(r"\bsuper::(?:super::)*", repl, text)
+
+
+def ancestors(path: Path) -> set[Path]:
+    """The mod.rs files of the folders holding `path`: a child naming its own folder's items
+    is containment, not an import."""
+    folder = module_of(path)[:-1]
+    return {SRC / "lib.rs"} | {SRC.joinpath(*folder[:n]) / "mod.rs" for n in range(1, len(folder) + 1)}
+
+
 def references(path: Path) -> set[Path]:
+    return {t for t in _references(path) if t not in ancestors(path)}
+
+
+def _references(path: Path) -> set[Path]:
     text = path.read_text()
     # Test modules may reach anywhere; only the code counts.
     text = text.split("#[cfg(test)]\nmod tests")[0]
     text = re.sub(r"//[^\n]*", "", text)
+    text = absolute_super(path, text)
     out = set()
     for m in re.finditer(r"crate::((?:[a-z_][a-z0-9_]*::)*[a-z_][a-z0-9_]*)", text):
         target = file_for(m.group(1).split("::"))
