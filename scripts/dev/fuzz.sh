@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the fuzzing runs of issue 6 (not part of CI: too slow). Needs a nightly toolchain
+# Reproduces the fuzzing runs (not part of CI: too slow). Needs a nightly toolchain
 # and cargo-fuzz (`cargo install cargo-fuzz --locked`).
 #
 #   bash scripts/dev/fuzz.sh [SECONDS] [TARGET ...]    # default: 600 s each, targets config and elf

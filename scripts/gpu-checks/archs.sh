@@ -1,4 +1,4 @@
-# GPU check part "archs" (issue 13): the import-time GPU check of `_cuda_libs.preload()` on a
+# GPU check part "archs": the import-time GPU check of `_cuda_libs.preload()` on a
 # real GPU, and whether a cold build uses every core (scripts/bench/bench_cores.py).
 #
 # prepare_archs (here) builds the saxpy example four times into $GPU/archs/<case>/:

@@ -1,4 +1,4 @@
-# GPU check part (issue 18): wheels whose objects ccache served, run on the GPU.
+# GPU check part "ccache": wheels whose objects ccache served, run on the GPU.
 #
 # prepare_ccache (here): saxpy built twice with `compiler-launcher = "ccache"` (nvcc 13 from
 #   PyPI, build isolation), from two folders with two empty CCACHE_DIRs sharing one remote

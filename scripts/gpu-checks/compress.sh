@@ -1,4 +1,4 @@
-# GPU check part "compress" (issue 25): each `compress` mode's wheels run on the GPU, with their
+# GPU check part "compress": each `compress` mode's wheels run on the GPU, with their
 # first-call times (CUDA loads a module, and decompresses its fatbin, at its first launch).
 #
 # prepare_compress (here) builds, once per mode (none, speed, balance, size; nvcc 13.x from PyPI),

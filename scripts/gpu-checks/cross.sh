@@ -1,4 +1,4 @@
-# GPU part `cross` (issue 26): aarch64 (SBSA) wheels cross-built on x86_64. No aarch64 GPU is
+# GPU part `cross`: aarch64 (SBSA) wheels cross-built on x86_64. No aarch64 GPU is
 # lent, so the GPU-side proof is indirect: the device code of the aarch64 wheel is byte for byte
 # the x86_64 wheel's, and that x86_64 wheel runs on the H100 with the CPU reference's results.
 #

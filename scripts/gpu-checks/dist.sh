@@ -1,4 +1,4 @@
-# GPU check part (issue 24): scale-out through an sccache-dist build cluster on one host.
+# GPU check part "dist": scale-out through an sccache-dist build cluster on one host.
 #
 # prepare_dist (here): the sccache 0.19 client and sccache-dist (scheduler + build server)
 #   binaries built by scripts/env/install-sccache-dist.sh, and bubblewrap with the libraries it

@@ -1,4 +1,4 @@
-# GPU check part "import_check" (issue 23): the GPU check runs at `import` by itself.
+# GPU check part "import_check": the GPU check runs at `import` by itself.
 #
 # prepare_import_check (here) builds packages whose __init__.py imports the extension directly
 # and never calls _cuda_libs (as most packages do), into $GPU/import_check/<case>/:

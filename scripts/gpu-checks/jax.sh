@@ -1,4 +1,4 @@
-# GPU part for issue 22 (bindings = "jax"). The GPU machine has no jax and no internet. JAX
+# GPU part `jax` (bindings = "jax"). The GPU machine has no jax and no internet. JAX
 # with its CUDA 13 plugin cannot be carried within the limits: jaxlib (85 MB) + jax-cuda13-pjrt
 # (124 MB) + jax-cuda13-plugin (7.5 MB) + jax, numpy, scipy, ml_dtypes (~55 MB) is ~270 MB,
 # five or more calls of 64 MiB, and the plugin also needs cuDNN (nvidia-cudnn-cu13, ~600 MB),

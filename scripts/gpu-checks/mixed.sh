@@ -1,4 +1,4 @@
-# GPU part "mixed" (issue 14): the machine's system toolkit (/usr/local/cuda 13.0) next to a
+# GPU part "mixed": the machine's system toolkit (/usr/local/cuda 13.0) next to a
 # runtime wheel of another CUDA release (nvidia-cuda-runtime 13.x, x != 0) in the venv, as a
 # `pip install torch` leaves it; no nvidia-cuda-crt / -cccl wheels. Built there without isolation
 # with CUDA_HOME=/usr/local/cuda: host code (module.cpp) and kernels (haxpy.cu) must both compile

@@ -1,4 +1,4 @@
-# GPU part for issue 27 (a setup.py-shaped project ported). Two checks:
+# GPU part `porting` (a setup.py-shaped project ported). Two checks:
 #
 #   1. examples/tiny_conv's CUDA kernel (the .cu the torch extension compiles, behind a C
 #      interface) with a plain C++ harness, built with the example's setup.py-style nvcc flags

@@ -1,4 +1,4 @@
-# GPU check part "split" (issue 25): `split = "library"` wheels run on the GPU.
+# GPU check part "split": `split = "library"` wheels run on the GPU.
 #
 # prepare_split (here) builds examples/pybind_saxpy with `-C split=library` for CPython 3.12 (the
 # device's python3; nvcc 13.x from PyPI) twice, into $GPU/split/<case>/:

@@ -1,4 +1,4 @@
-# GPU part for issue 17 (bindings = "torch"). The GPU machine has no torch and no internet,
+# GPU part `torch` (bindings = "torch"). The GPU machine has no torch and no internet,
 # and torch with its CUDA wheels (several GB) cannot be carried. So this part proves the
 # example's CUDA kernels themselves: examples/torch_muladd/csrc/muladd_kernels.cu (the file
 # the torch extension compiles and calls) with a plain C++ harness, against a CPU reference.

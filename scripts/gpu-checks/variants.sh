@@ -1,4 +1,4 @@
-# GPU part "variants" (issue 15): wheel variants chosen by uv on the real driver and GPU.
+# GPU part "variants": wheel variants chosen by uv on the real driver and GPU.
 #
 # prepare: the saxpy example built as variants for CUDA 12 (12.4, CUDA_HOME) and 13 (PyPI, CUDA_PATH)
 #   by `python -m cudawheel wheel --cuda 12 --cuda 13 -C variant=cuda` (archs 80 and 90: SASS

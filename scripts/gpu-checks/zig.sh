@@ -1,4 +1,4 @@
-# GPU part `zig` (issue 16): portable wheels built with `manylinux = "2_N"` (zig as host
+# GPU part `zig`: portable wheels built with `manylinux = "2_N"` (zig as host
 # compiler and linker, nvcc 13 from PyPI) run their kernels on the GPU.
 #
 # prepare_zig (here): the C-API saxpy example with manylinux 2_28 (cp39-abi3) and the pybind11
