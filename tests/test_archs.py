@@ -390,7 +390,7 @@ def test_doctor_shows_the_archs_and_where_they_come_from(backend_python, cu13_ho
 
 def test_the_messages_the_docs_show_are_the_real_ones(saxpys, driver, tmp_path):
     from conftest import REPO
-    docs = (REPO / "docs/archs.md").read_text() + (REPO / "README.md").read_text()
+    docs = (REPO / "docs/explanations/architectures.md").read_text() + (REPO / "README.md").read_text()
     h100 = "NVIDIA H100 80GB HBM3"
     _, no_code = import_saxpy(saxpys, "80-real", driver, tmp_path, "90", 13000, h100)
     _, too_old = import_saxpy(saxpys, "80", driver, tmp_path, "90", 13000, h100)

@@ -1,6 +1,8 @@
-"""The parts of the docs that can be checked here (issue 7): the cibuildwheel configuration of
-docs/cibuildwheel.md resolves as the doc says for CUDA 13 and CUDA 12, and the README's quick
-start names files that exist. (docs/configuration.md is checked against the code by cargo test.)"""
+"""The parts of the docs that can be checked against a build: the cibuildwheel configuration of
+docs/how-to/cibuildwheel.md resolves as the page says for CUDA 13 and CUDA 12, and the README's
+quick start names files that exist. (docs/reference/configuration.md is checked against the code
+by cargo test; the site's links, the README's size and the environment reference by
+tests/test_docs_site.py.)"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import tomllib
 
 from conftest import REPO, clean_env, copy_example, run, toolkit_home
 
-CIBW = (REPO / "docs/cibuildwheel.md").read_text()
+CIBW = (REPO / "docs/how-to/cibuildwheel.md").read_text()
 
 
 def blocks(text, lang):
