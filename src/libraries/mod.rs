@@ -683,6 +683,42 @@ mod tests {
     }
 
     #[test]
+    fn what_an_isolated_build_has_follows_the_build_requirements() {
+        let text = "[[extension]]\nname = \"m\"\nsources = [\"k.cu\"]\ncuda-libraries = [\"cublas\", \"nccl\"]\n\
+            [[extension]]\nname = \"o\"\nsources = [\"k.cu\"]\ncuda-libraries = [\"cufft\"]\noptional = true\n";
+        let table: toml::Table = toml::from_str(text).unwrap();
+        let tool = crate::config::ToolConfig::parse(&table, &Default::default()).unwrap();
+        let pip = ToolkitRequest {
+            major: 13,
+            pin: ">=13,<14".into(),
+            extras: vec!["nvcc", "cccl", "cudart"],
+            system: false,
+        };
+        let reqs = build_requirements(&tool, &pip);
+        assert_eq!(
+            reqs,
+            [
+                "cuda-toolkit[cccl,cublas,cudart,nvcc]>=13,<14",
+                "nvidia-nccl-cu13"
+            ]
+        );
+        for name in ["cudart", "cccl", "cublas", "nccl"] {
+            assert!(isolated_build_has(&tool, &pip, name), "{name}");
+        }
+        // An optional target's library is not asked for; one no target uses neither.
+        assert!(!isolated_build_has(&tool, &pip, "cufft"));
+        assert!(!isolated_build_has(&tool, &pip, "curand"));
+        let system = ToolkitRequest {
+            major: 12,
+            pin: "==12.4.*".into(),
+            extras: Vec::new(),
+            system: true,
+        };
+        assert!(isolated_build_has(&tool, &system, "cudart"));
+        assert!(isolated_build_has(&tool, &system, "cublas"));
+    }
+
+    #[test]
     fn unknown_library_names_suggest_the_catalogue() {
         let tool =
             crate::config::ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();

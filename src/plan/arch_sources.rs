@@ -95,3 +95,42 @@ pub fn sources(tool: &ToolConfig) -> ArchSources {
         torch,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, Overrides, PythonInfo};
+    use crate::plan::BuildPlan;
+
+    #[test]
+    fn the_report_names_the_targets_the_plan_gives_torch_archs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for pkg in ["t", "p"] {
+            std::fs::create_dir_all(root.join(pkg)).unwrap();
+        }
+        std::fs::write(root.join("k.cu"), "").unwrap();
+        let text = "[project]\nname = \"demo\"\nversion = \"1\"\n[tool.cudawheel]\n\
+            [[tool.cudawheel.extension]]\nname = \"t._C\"\nsources = [\"k.cu\"]\nbindings = \"torch\"\n\
+            [[tool.cudawheel.extension]]\nname = \"p._core\"\nsources = [\"k.cu\"]\n\
+            [[tool.cudawheel.extension]]\nname = \"t._own\"\nsources = [\"k.cu\"]\nbindings = \"torch\"\narchs = [\"80\"]\n";
+        let overrides = Overrides {
+            settings: Default::default(),
+            env: [("TORCH_CUDA_ARCH_LIST".to_string(), "9.0a".to_string())].into(),
+        };
+        let config = Config::from_text(root, text.into(), &overrides).unwrap();
+        let report = sources(&config.tool);
+        let torch = report.torch.unwrap();
+        let takers: Vec<&str> = torch.takers.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(takers, ["t._C"]);
+        assert_eq!(torch.ignored, ["p._core"]);
+        assert_eq!(report.overrides.len(), 1);
+        assert_eq!(report.overrides[0].key, "tool.cudawheel.extension[2].archs");
+        // The plan gives the same targets that list.
+        let plan = BuildPlan::new(&config, &PythonInfo::for_tests(root)).unwrap();
+        let t = plan.targets.iter().find(|t| t.module == "t._C").unwrap();
+        assert_eq!(t.archs(&plan).unwrap().specs, torch.takers[0].1.specs);
+        let p = plan.targets.iter().find(|t| t.module == "p._core").unwrap();
+        assert!(p.archs(&plan).is_none());
+    }
+}
