@@ -81,10 +81,11 @@ impl Hint for Error {
     }
 }
 
-/// The full user-facing text: the message, its causes, then `hint:` lines.
-pub fn render(err: &Error) -> String {
+/// The full user-facing text: the message, its causes, then `hint:` lines (of `Error` or of
+/// one stage's error).
+pub fn render<E: std::error::Error + Hint + ?Sized>(err: &E) -> String {
     let mut out = format!("cudawheel: error: {err}");
-    let mut source = std::error::Error::source(err);
+    let mut source = err.source();
     // `transparent` variants forward `source` to the inner error; skip what Display already showed.
     let shown = err.to_string();
     while let Some(cause) = source {

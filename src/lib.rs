@@ -16,9 +16,10 @@
 //! | 8 package | `package/` | files -> wheel / sdist (metadata, `_cuda_libs.py`, variants, archives) |
 //!
 //! Shared by every stage: `inspect/` (ELF, fatbin, manylinux policy and dist-info readers),
-//! `hint.rs`, `ui.rs` (the only place that prints). Composers: `resolve.rs` (stages 1-5, shared
-//! by the hooks and `doctor`), `pep517.rs` (the hooks), `doctor.rs` (the report); `error.rs`
-//! gathers the stages' errors; `bridge.rs` is the only file that knows Python.
+//! `hint.rs`, `ui.rs` (the only place that prints). Composers: `resolve/` (stages 1-5 as one
+//! `Resolution`, shared by the hooks and `doctor`), `pep517.rs` (the hooks), `doctor.rs` (the
+//! report); `error.rs` gathers the stages' errors; `bridge.rs` is the only file that knows
+//! Python.
 
 pub mod audit;
 pub mod bindings;

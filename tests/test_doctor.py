@@ -31,6 +31,19 @@ def test_outside_a_project_with_nothing_installed(backend_python, tmp_path):
     assert "Wheel: no project here" in out
 
 
+def test_a_venv_without_nvcc_tells_isolated_from_here(backend_python, tmp_path):
+    """No nvcc here, but an isolated build installs it: doctor must not say that a build fails,
+    only that one without isolation in this environment would, and how to fix that."""
+    project = copy_example("saxpy", tmp_path)
+    out = doctor(backend_python, project)
+    assert "a build now would fail" not in out, out
+    assert ("Wheel: an isolated build (`pip wheel .`, `pip install .`) installs its build requirements "
+            "first (cuda-toolkit[cccl,cudart,nvcc]>=13,<14)") in out, out
+    assert "  A `--no-build-isolation` build in this environment would fail:\n    cudawheel: error: nvcc for CUDA 13 not found" in out, out
+    assert '  To build here without isolation, first: pip install "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"' in out, out
+    assert "  (no CUDA toolkit in this environment: searched the variables" in out, out
+
+
 def test_in_a_project_with_cuda13_wheels(toolkit_python, tmp_path):
     project = copy_example("saxpy", tmp_path)
     out = doctor(toolkit_python, project)
@@ -48,6 +61,8 @@ def test_in_a_project_with_cuda13_wheels(toolkit_python, tmp_path):
     # Issue 25: CUDA 13 code loads on any 13.x driver in every mode, so the default is the smallest.
     assert ('  fatbin compression: compress = "size" (--compress-mode=size); its GPU code loads on a driver '
             'for CUDA 13.0+ (the wheel promises 13.0)') in out, out
+    # What this environment builds is said apart from what an isolated build would find.
+    assert "an isolated build (`pip wheel .`, `pip install .`) discovers again among the build requirements" in out, out
 
 
 def test_system_cuda12_wins_and_both_are_listed(toolkit_python, tmp_path):

@@ -53,6 +53,22 @@ pub fn used(tool: &ToolConfig) -> Vec<Bindings> {
     out
 }
 
+/// The package a binding library is found as on `sys.path`: a JAX extension is a nanobind
+/// module (jax itself is asked about itself: `jax::probe`).
+pub fn package_of(b: Bindings) -> Bindings {
+    match b {
+        Bindings::Jax => Bindings::Nanobind,
+        b => b,
+    }
+}
+
+/// The binding packages the extensions need on `sys.path`, each once (`locate` finds them).
+pub fn packages(tool: &ToolConfig) -> Vec<Bindings> {
+    let mut out: Vec<Bindings> = used(tool).into_iter().map(package_of).collect();
+    out.dedup();
+    out
+}
+
 /// The build requirements of the binding libraries in use, for CUDA `major`.
 pub fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -134,10 +150,7 @@ pub fn apply(
 ) -> Result<(), ToolchainError> {
     for target in &mut plan.targets {
         // A JAX extension is a nanobind module (jax's headers: `jax::apply`).
-        let b = match target.bindings {
-            Bindings::Jax => Bindings::Nanobind,
-            b => b,
-        };
+        let b = package_of(target.bindings);
         if b == Bindings::None {
             continue;
         }

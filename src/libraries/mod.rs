@@ -222,7 +222,7 @@ fn env_list(env: &Env, var: &str) -> Option<Vec<PathBuf>> {
 fn candidates(
     spec: &LibrarySpec,
     major: u32,
-    nvcc: &Nvcc,
+    toolkit: Option<&Nvcc>,
     env: &Env,
     sys_path: &[PathBuf],
 ) -> Vec<Candidate> {
@@ -257,21 +257,22 @@ fn candidates(
             });
         }
     }
-    let root = &nvcc.root;
-    out.push(Candidate {
-        label: format!("the CUDA toolkit at {}", root.display()),
-        include_dirs: vec![
-            root.join("include"),
-            root.join("include/cccl"),
-            root.join("targets/x86_64-linux/include"),
-        ],
-        lib_dirs: vec![
-            root.join("lib64"),
-            root.join("lib"),
-            root.join("targets/x86_64-linux/lib"),
-        ],
-        site: None,
-    });
+    if let Some(root) = toolkit.map(|n| &n.root) {
+        out.push(Candidate {
+            label: format!("the CUDA toolkit at {}", root.display()),
+            include_dirs: vec![
+                root.join("include"),
+                root.join("include/cccl"),
+                root.join("targets/x86_64-linux/include"),
+            ],
+            lib_dirs: vec![
+                root.join("lib64"),
+                root.join("lib"),
+                root.join("targets/x86_64-linux/lib"),
+            ],
+            site: None,
+        });
+    }
     let name = &spec.name;
     out.push(Candidate {
         label: "the system (Debian multiarch)".into(),
@@ -375,8 +376,21 @@ pub fn find(
     sys_path: &[PathBuf],
     need_static: bool,
 ) -> Result<FoundLibrary, LibraryError> {
+    find_in(spec, major, Some(nvcc), env, sys_path, need_static)
+}
+
+/// `find`, where the CUDA toolkit in use is searched only when there is one (`None`: no nvcc
+/// here yet, e.g. before an isolated build installs it).
+pub fn find_in(
+    spec: &LibrarySpec,
+    major: u32,
+    toolkit: Option<&Nvcc>,
+    env: &Env,
+    sys_path: &[PathBuf],
+    need_static: bool,
+) -> Result<FoundLibrary, LibraryError> {
     let mut probes = Vec::new();
-    for cand in candidates(spec, major, nvcc, env, sys_path) {
+    for cand in candidates(spec, major, toolkit, env, sys_path) {
         let where_ = cand
             .include_dirs
             .iter()
@@ -415,7 +429,8 @@ pub fn find(
                 continue;
             }
         }
-        return Ok(found(spec, nvcc, env, cand, files, owner));
+        let version = toolkit.map_or((major, 0), |n| (n.major, n.minor));
+        return Ok(found(spec, version, env, cand, files, owner));
     }
     Err(LibraryError::NotFound {
         name: spec.name.clone(),
@@ -472,7 +487,7 @@ fn files_in(cand: &Candidate, spec: &LibrarySpec, need_static: bool) -> Result<F
 /// The library as found in `cand`, with the distribution that provides it at run time.
 fn found(
     spec: &LibrarySpec,
-    nvcc: &Nvcc,
+    toolkit_version: (u32, u32),
     env: &Env,
     cand: Candidate,
     files: Files,
@@ -496,7 +511,7 @@ fn found(
                     .shared
                     .first()
                     .and_then(|s| file_version(&s.path))
-                    .unwrap_or((nvcc.major.into(), nvcc.minor.into()));
+                    .unwrap_or((toolkit_version.0.into(), toolkit_version.1.into()));
                 Some(Provider {
                     dist: pkg.clone(),
                     floor,
@@ -544,7 +559,6 @@ fn found(
 /// wheels no extra holds (`nvidia-nccl-cu13`, a `pip-package`). Libraries of `optional` targets
 /// are not asked for (they are used when found).
 pub fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) -> Vec<String> {
-    let major = toolkit.major;
     let mut extras = toolkit.extras.clone();
     let mut others = Vec::new();
     let targets = tool
@@ -553,23 +567,15 @@ pub fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) -> Vec<St
         .chain(&tool.shared_libraries)
         .filter(|t| !t.optional);
     for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
-        let declared = tool.libraries.get(name);
-        match (
-            catalog::entry(name),
-            declared.and_then(|d| d.pip_package.as_ref()),
-        ) {
-            (_, Some(pkg)) => others.push(pkg.replace("{major}", &major.to_string())),
-            (Some(e), None) => match (e.toolkit_extra, e.wheel(major)) {
-                (Some(extra), Some(_)) => extras.push(extra),
-                (None, Some(w)) => others.push(w.dist.to_string()),
-                _ => {}
-            },
-            (None, None) => {}
+        match from_pypi(tool, toolkit, name) {
+            Some(PypiSource::Extra(extra)) => extras.push(extra),
+            Some(PypiSource::Wheel(dist)) => others.push(dist),
+            None => {}
         }
     }
     if toolkit.system {
         // The system toolkit brings its own runtime and CCCL headers.
-        extras.retain(|e| *e != "cudart" && *e != "cccl");
+        extras.retain(|e| !SYSTEM_TOOLKIT_HAS.contains(e));
     }
     extras.sort_unstable();
     extras.dedup();
@@ -581,6 +587,54 @@ pub fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) -> Vec<St
     others.dedup();
     reqs.extend(others);
     reqs
+}
+
+/// The `cuda-toolkit` extras a system toolkit brings itself.
+const SYSTEM_TOOLKIT_HAS: [&str; 2] = ["cudart", "cccl"];
+
+/// Where an isolated build gets a library from PyPI.
+enum PypiSource {
+    /// A `cuda-toolkit[<extra>]`.
+    Extra(&'static str),
+    /// A wheel of its own (`nvidia-nccl-cu13`, a `pip-package`).
+    Wheel(String),
+}
+
+fn from_pypi(tool: &ToolConfig, toolkit: &ToolkitRequest, name: &str) -> Option<PypiSource> {
+    let major = toolkit.major;
+    let declared = tool.libraries.get(name);
+    match (
+        catalog::entry(name),
+        declared.and_then(|d| d.pip_package.as_ref()),
+    ) {
+        (_, Some(pkg)) => Some(PypiSource::Wheel(
+            pkg.replace("{major}", &major.to_string()),
+        )),
+        (Some(e), None) => match (e.toolkit_extra, e.wheel(major)) {
+            (Some(extra), Some(_)) => Some(PypiSource::Extra(extra)),
+            (None, Some(w)) => Some(PypiSource::Wheel(w.dist.to_string())),
+            _ => None,
+        },
+        (None, None) => None,
+    }
+}
+
+/// Whether an isolated build has the library `name` (`cudart` included): `build_requirements`
+/// asks PyPI for it, or the toolkit requested brings it.
+pub fn isolated_build_has(tool: &ToolConfig, toolkit: &ToolkitRequest, name: &str) -> bool {
+    if toolkit.system && SYSTEM_TOOLKIT_HAS.contains(&name) {
+        return true;
+    }
+    let used = tool
+        .extensions
+        .iter()
+        .chain(&tool.shared_libraries)
+        .any(|t| !t.optional && t.cuda_libraries.iter().any(|l| l == name));
+    match from_pypi(tool, toolkit, name) {
+        Some(PypiSource::Extra(extra)) => used || toolkit.extras.contains(&extra),
+        Some(PypiSource::Wheel(_)) => used,
+        None => false,
+    }
 }
 
 #[cfg(test)]
@@ -626,6 +680,42 @@ mod tests {
         let (name, version) = owning_distribution(&lib).unwrap();
         assert_eq!(name, "nvidia-nccl-cu12");
         assert_eq!(floor_of(&version), (2, 32));
+    }
+
+    #[test]
+    fn what_an_isolated_build_has_follows_the_build_requirements() {
+        let text = "[[extension]]\nname = \"m\"\nsources = [\"k.cu\"]\ncuda-libraries = [\"cublas\", \"nccl\"]\n\
+            [[extension]]\nname = \"o\"\nsources = [\"k.cu\"]\ncuda-libraries = [\"cufft\"]\noptional = true\n";
+        let table: toml::Table = toml::from_str(text).unwrap();
+        let tool = crate::config::ToolConfig::parse(&table, &Default::default()).unwrap();
+        let pip = ToolkitRequest {
+            major: 13,
+            pin: ">=13,<14".into(),
+            extras: vec!["nvcc", "cccl", "cudart"],
+            system: false,
+        };
+        let reqs = build_requirements(&tool, &pip);
+        assert_eq!(
+            reqs,
+            [
+                "cuda-toolkit[cccl,cublas,cudart,nvcc]>=13,<14",
+                "nvidia-nccl-cu13"
+            ]
+        );
+        for name in ["cudart", "cccl", "cublas", "nccl"] {
+            assert!(isolated_build_has(&tool, &pip, name), "{name}");
+        }
+        // An optional target's library is not asked for; one no target uses neither.
+        assert!(!isolated_build_has(&tool, &pip, "cufft"));
+        assert!(!isolated_build_has(&tool, &pip, "curand"));
+        let system = ToolkitRequest {
+            major: 12,
+            pin: "==12.4.*".into(),
+            extras: Vec::new(),
+            system: true,
+        };
+        assert!(isolated_build_has(&tool, &system, "cudart"));
+        assert!(isolated_build_has(&tool, &system, "cublas"));
     }
 
     #[test]

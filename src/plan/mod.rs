@@ -5,6 +5,7 @@
 //! Touches the filesystem read-only (globs) and spawns nothing.
 
 pub mod arch;
+pub mod arch_sources;
 pub mod driver_floors;
 pub mod split;
 
@@ -322,11 +323,7 @@ fn plan_target(
         }
         include_dirs.push(path);
     }
-    let bindings = if is_lib {
-        Bindings::None
-    } else {
-        t.bindings.unwrap_or(tool.bindings.value)
-    };
+    let bindings = bindings_of(t, is_lib, tool);
     check_limited_api(t, bindings, tool.py_limited_api)?;
     let mut cuda_libraries: Vec<String> = Vec::new();
     for l in &t.cuda_libraries {
@@ -353,6 +350,16 @@ fn plan_target(
         archs: target_archs(t, bindings, tool)?,
         split_library: None,
     })
+}
+
+/// A target's binding library: an extension's own `bindings`, else the top-level one; shared
+/// libraries have none.
+pub fn bindings_of(t: &TargetConfig, is_lib: bool, tool: &config::ToolConfig) -> Bindings {
+    if is_lib {
+        Bindings::None
+    } else {
+        t.bindings.unwrap_or(tool.bindings.value)
+    }
 }
 
 /// A target's own `archs`; for a torch extension without one, PyTorch's

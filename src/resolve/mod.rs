@@ -1,22 +1,42 @@
 //! The shared resolve step: config -> plan -> toolchain -> libraries -> bindings, everything
 //! known before compiling. Every hook that builds or describes a wheel (and `doctor`) starts
 //! here; `pep517` goes on from its result.
+//!
+//! The result is data: a `Resolution` holds each stage's outcome (its value, or its typed
+//! error) and where each choice came from. A build stops at the first error
+//! (`Resolution::for_build`, `resolve`); a report (`Resolution::describe`) goes on wherever the
+//! stages do not depend on each other and also surveys the environment (every nvcc candidate,
+//! the catalogue libraries, memory, what an isolated build installs).
+//!
+//! - `pipeline.rs`: the stages in a build's order, with what is probed handed in;
+//! - `survey.rs`: the environment's part (`Environment`), from the settings alone;
+//! - `resolution.rs`: `Resolution`, `Outcome`, the first error for a build;
+//! - `preview.rs`: the wheel a resolution makes (`WheelPreview`) and what an isolated build
+//!   supplies.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::bindings::jax::{self, JaxInfo};
+use crate::bindings::jax::JaxInfo;
 use crate::bindings::{self, torch};
-use crate::config::{Bindings, Config, Overrides, PythonInfo, ToolConfig};
+use crate::config::{Config, Overrides, PythonInfo, ToolConfig};
 use crate::error::Error;
 use crate::libraries::{self, targets, FoundLibrary};
 use crate::package::metadata::DistName;
+use crate::package::variants;
 use crate::package::wheel::DistInfo;
-use crate::package::{self, sdist, variants};
-use crate::plan::driver_floors::{self, Floor};
-use crate::plan::{BuildPlan, Lang, PlanError, TargetKind, TargetPlan};
-use crate::toolchain::{self, Toolchain, ToolchainError};
-use crate::ui;
+use crate::plan::driver_floors::Floor;
+use crate::plan::{BuildPlan, TargetKind, TargetPlan};
+use crate::toolchain::{self, Toolchain};
+
+mod pipeline;
+mod preview;
+mod resolution;
+mod survey;
+
+pub use preview::{Failure, Isolation, WheelPreview};
+pub use resolution::{Outcome, Project, Resolution};
+pub use survey::{ArchReport, ArchUse, Catalogue, Environment, Target, Whose};
 
 /// What every hook gets: the project, the overrides (config settings + environment), and the
 /// Python that runs the build.
@@ -28,6 +48,7 @@ pub struct Request<'a> {
 }
 
 /// Stages 1-4 done: everything known before compiling.
+#[derive(Debug)]
 pub struct Resolved {
     pub config: Config,
     /// Optional targets whose libraries are missing are already dropped.
@@ -132,129 +153,9 @@ pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
 
 /// `resolve`; with `split`, and `split = "library"` set, the plan's GPU code moved into
 /// generated shared libraries (`plan::split`) before the libraries each target links are found.
+/// Stops at the first error (`Resolution::for_build`).
 pub fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
-    let config = Config::load(req.source_tree, req.overrides)?;
-    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
-    // A cross-build (`target`) sees the interpreter as the target's: CPU, `EXT_SUFFIX`.
-    let cross = toolchain::cross::cross(&config.tool, req.python).map_err(ToolchainError::from)?;
-    let python = match &cross {
-        Some(c) => toolchain::cross::target_python(req.python, c),
-        None => req.python.clone(),
-    };
-    let mut plan = BuildPlan::new(&config, &python)?;
-    if let Some(c) = &cross {
-        plan.build_dir = toolchain::cross::build_dir(&plan.build_dir, c.machine);
-    }
-    if split {
-        crate::plan::split::check(&plan, &config)?;
-    }
-    // What zig mode cannot build (torch among it) is refused before torch is probed.
-    toolchain::zig::check(&config.tool, &python.machine).map_err(ToolchainError::from)?;
-    // `bindings = "torch"`: torch is asked about itself once, before discovery (a missing
-    // torch is said before a missing nvcc) and before flags are added.
-    let torch_info = if plan.targets.iter().any(|t| t.bindings == Bindings::Torch) {
-        Some(torch::probe::probe(req.python)?)
-    } else {
-        None
-    };
-    // `bindings = "jax"`: jax too, so a missing jax is said before a missing nvcc.
-    let jax_info = if jax::wanted(&config.tool) {
-        Some(jax::probe(req.python)?)
-    } else {
-        None
-    };
-    bindings::apply(&mut plan, &req.python.sys_path, torch_info.as_ref())?;
-    if let Some(info) = &jax_info {
-        jax::apply(&mut plan, info);
-    }
-    if config.tool.check_gpu {
-        bindings::import_check::apply(&mut plan);
-    }
-    let mut toolchain = toolchain::discover(&config.tool, &req.overrides.env, &python)?;
-    toolchain.cross = cross;
-    if let Some(zig) = &mut toolchain.zig {
-        toolchain.host = toolchain::zig::place(zig, &plan.build_dir);
-    }
-    if split {
-        crate::plan::split::apply(&mut plan, &config, toolchain.nvcc.major)?;
-    }
-    let torch_libs = match &torch_info {
-        Some(info) => torch::for_build(info, &plan, &toolchain.nvcc)?,
-        None => BTreeMap::new(),
-    };
-    let limited = plan.limited_api.is_some();
-    let search = targets::Search {
-        tool: &config.tool,
-        major: toolchain.nvcc.major,
-        nvcc: &toolchain.nvcc,
-        headers: &toolchain.headers,
-        env: &req.overrides.env,
-        sys_path: &req.python.sys_path,
-    };
-    let framework = |t: &TargetPlan| torch::libraries_of(t, limited, &torch_libs);
-    let mut linked = targets::for_targets(std::mem::take(&mut plan.targets), &search, &framework)?;
-    let mut downloaded = Vec::new();
-    if let Some(c) = &toolchain.cross {
-        (linked, downloaded) =
-            libraries::cross::for_target(linked, &search, req.python, c, &plan.build_dir)?;
-    }
-    plan.targets = std::mem::take(&mut linked.targets);
-    if plan.targets.iter().all(|t| t.kind != TargetKind::Extension)
-        && !config.tool.extensions.is_empty()
-    {
-        return Err(PlanError::NoTargets.into());
-    }
-    if let Some(info) = &torch_info {
-        for warning in torch::fit_floors(&mut linked.libs, info) {
-            ui::warn(&warning);
-        }
-    }
-    let floors = floors_of(&plan, &toolchain);
-    let name = package::dist_name(&config, variant.as_ref(), toolchain.nvcc.major);
-    sdist::check_name(&config.root, &name)?;
-    let mut r = Resolved {
-        config,
-        plan,
-        toolchain,
-        name,
-        libs: linked.libs,
-        target_libs: linked.target_libs,
-        cuda_requires: Vec::new(),
-        variant,
-        torch_requires: Vec::new(),
-        jax_requires: jax_info.iter().map(JaxInfo::requirement).collect(),
-        jax: jax_info,
-        floors,
-        python,
-        downloaded,
-    };
-    // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
-    // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.
-    let listed: BTreeSet<String> = (0..r.plan.targets.len())
-        .flat_map(|i| r.libs_of(i))
-        .flat_map(|l| l.shared.iter().map(|s| s.soname.clone()))
-        .collect();
-    (r.cuda_requires, r.torch_requires) = r.requirements(&listed);
-    Ok(r)
-}
-
-/// The driver floors of the build: the CUDA major's, and those of the flags every CUDA compile
-/// gets (the `compress` flags, then each CUDA target's `nvcc-flags`, as the commands order
-/// them).
-fn floors_of(plan: &BuildPlan, tc: &Toolchain) -> Vec<Floor> {
-    let args: Vec<Vec<&str>> = plan
-        .targets
-        .iter()
-        .filter(|t| t.sources.iter().any(|s| s.lang == Lang::Cuda))
-        .map(|t| {
-            tc.compress_flags
-                .iter()
-                .chain(&t.nvcc_flags)
-                .map(String::as_str)
-                .collect()
-        })
-        .collect();
-    driver_floors::floors(tc.nvcc.major, tc.nvcc.minor, &args)
+    Resolution::for_build(req, split).into_resolved()
 }
 
 /// What `get_requires_for_build_wheel` returns: the binding libraries, the toolkit and CUDA
@@ -271,8 +172,13 @@ pub fn build_requirements(
     python: &PythonInfo,
 ) -> Result<Vec<String>, Error> {
     let toolkit = toolchain::toolkit_request(tool, env, python)?;
+    Ok(requirements_for(tool, &toolkit))
+}
+
+/// `build_requirements` for the toolkit already chosen.
+pub fn requirements_for(tool: &ToolConfig, toolkit: &toolchain::ToolkitRequest) -> Vec<String> {
     let mut reqs = bindings::requirements(tool, toolkit.major);
-    reqs.extend(libraries::build_requirements(tool, &toolkit));
+    reqs.extend(libraries::build_requirements(tool, toolkit));
     reqs.extend(toolchain::tool_requirements(tool));
-    Ok(reqs)
+    reqs
 }

@@ -1,0 +1,168 @@
+//! `Resolution`: every stage's outcome as one value. A build makes it stopping at the first
+//! error and takes `into_resolved()`; a report makes it with `describe`, which also surveys the
+//! environment, and renders from it alone.
+
+use std::path::PathBuf;
+
+use crate::config::{Config, ConfigError, PythonInfo, ToolConfig};
+use crate::error::Error;
+
+use super::pipeline::{self, Probes, Stop};
+use super::preview::Failure;
+use super::survey::Environment;
+use super::{Request, Resolved};
+
+/// A stage's outcome.
+#[derive(Debug)]
+pub enum Outcome<T> {
+    Done(T),
+    Failed(Error),
+    /// Stopped at the toolchain, whose failure `Environment::toolchain` holds.
+    BlockedAtToolchain,
+    /// Stopped at jax, whose failure `Environment::jax` holds.
+    BlockedAtJax,
+    /// Not tried: there is no project.
+    NoProject,
+}
+
+/// The project folder's pyproject.toml.
+#[derive(Debug)]
+pub enum Project {
+    /// The folder has none.
+    Missing,
+    Loaded(Box<Config>),
+    /// It cannot be read: `Resolution::wheel` holds the error.
+    Unreadable,
+}
+
+/// Everything known before compiling, stage by stage.
+#[derive(Debug)]
+pub struct Resolution {
+    /// The interpreter that runs the build.
+    pub python: PythonInfo,
+    pub source_tree: PathBuf,
+    pub project: Project,
+    /// The settings in effect: the project's, else the defaults with the overrides (`None`:
+    /// a build whose pyproject.toml cannot be read).
+    pub tool: Option<Result<ToolConfig, ConfigError>>,
+    /// What this environment has (a report's survey; `None` for a build, or when the
+    /// settings cannot be read).
+    pub environment: Option<Environment>,
+    /// The stages 1-5 for the wheel.
+    pub wheel: Outcome<Resolved>,
+}
+
+impl From<Result<Resolved, Stop>> for Outcome<Resolved> {
+    fn from(r: Result<Resolved, Stop>) -> Self {
+        match r {
+            Ok(r) => Outcome::Done(r),
+            Err(Stop::Error(e)) => Outcome::Failed(e),
+            Err(Stop::Toolchain) => Outcome::BlockedAtToolchain,
+            Err(Stop::Jax) => Outcome::BlockedAtJax,
+        }
+    }
+}
+
+impl Resolution {
+    /// What a build resolves: the stages in order, each probed when reached, stopping at the
+    /// first error.
+    pub fn for_build(req: &Request<'_>, split: bool) -> Resolution {
+        let (project, tool, wheel) = match Config::load(req.source_tree, req.overrides) {
+            Ok(config) => {
+                let tool = Some(Ok(config.tool.clone()));
+                let project = Project::Loaded(Box::new(config.clone()));
+                let wheel = pipeline::run(req, config, split, Probes::Now).into();
+                (project, tool, wheel)
+            }
+            Err(e) => (Project::Unreadable, None, Outcome::Failed(e.into())),
+        };
+        Resolution {
+            python: req.python.clone(),
+            source_tree: req.source_tree.to_path_buf(),
+            project,
+            tool,
+            environment: None,
+            wheel,
+        }
+    }
+
+    /// What a report shows: the environment surveyed for the settings in effect (the
+    /// project's, or the defaults where there is no readable pyproject.toml), then the stages
+    /// for the wheel with what the survey probed.
+    pub fn describe(req: &Request<'_>) -> Resolution {
+        let has_pyproject = req.source_tree.join("pyproject.toml").is_file();
+        let loaded = has_pyproject.then(|| Config::load(req.source_tree, req.overrides));
+        let (project, unreadable) = match loaded {
+            None => (Project::Missing, None),
+            Some(Ok(c)) => (Project::Loaded(Box::new(c)), None),
+            Some(Err(e)) => (Project::Unreadable, Some(e)),
+        };
+        let tool = match &project {
+            Project::Loaded(c) => Ok(c.tool.clone()),
+            _ => ToolConfig::parse(&toml::Table::new(), req.overrides),
+        };
+        let with_project = matches!(project, Project::Loaded(_));
+        let environment = tool
+            .as_ref()
+            .ok()
+            .map(|t| Environment::survey(req, t, with_project));
+        let wheel = match (&project, unreadable, &environment) {
+            (_, Some(e), _) => Outcome::Failed(e.into()),
+            (Project::Loaded(c), None, Some(env)) => {
+                pipeline::run(req, (**c).clone(), false, Probes::Surveyed(env)).into()
+            }
+            _ => Outcome::NoProject,
+        };
+        Resolution {
+            python: req.python.clone(),
+            source_tree: req.source_tree.to_path_buf(),
+            project,
+            tool: Some(tool),
+            environment,
+            wheel,
+        }
+    }
+
+    /// Why the wheel's stages stopped, wherever that error is kept; `None` when they did not
+    /// fail (done, or no project).
+    pub fn failure(&self) -> Option<Failure<'_>> {
+        let env = self.environment.as_ref();
+        match &self.wheel {
+            Outcome::Done(_) | Outcome::NoProject => None,
+            Outcome::Failed(e) => Some(Failure::Error(e)),
+            Outcome::BlockedAtToolchain => env?.toolchain.toolchain().err().map(Failure::Toolchain),
+            Outcome::BlockedAtJax => match env?.jax.as_ref()? {
+                Err(e) => Some(Failure::Jax(e)),
+                Ok(_) => None,
+            },
+        }
+    }
+
+    /// What a build uses, or the first error a build meets.
+    pub fn into_resolved(self) -> Result<Resolved, Error> {
+        let path = self.source_tree.join("pyproject.toml");
+        let missing = |message: &str| {
+            Error::from(ConfigError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, message.to_string()),
+            })
+        };
+        let kept = |e: Option<Error>| e.unwrap_or_else(|| missing("no error was kept"));
+        match self.wheel {
+            Outcome::Done(r) => Ok(r),
+            Outcome::Failed(e) => Err(e),
+            Outcome::BlockedAtToolchain => Err(kept(
+                self.environment
+                    .and_then(|env| env.toolchain.into_error())
+                    .map(Error::from),
+            )),
+            Outcome::BlockedAtJax => Err(kept(
+                self.environment
+                    .and_then(|env| env.jax)
+                    .and_then(Result::err)
+                    .map(Error::from),
+            )),
+            Outcome::NoProject => Err(missing("no such file")),
+        }
+    }
+}
