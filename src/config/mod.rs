@@ -5,6 +5,7 @@
 pub mod compress;
 mod error;
 pub mod interpreter;
+mod origin;
 mod paths;
 mod project;
 pub mod schema;
@@ -15,13 +16,14 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use interpreter::PythonInfo;
+pub use origin::Origin;
 pub use paths::{expand_glob, inside_project};
 pub use project::{License, Person, Project, Readme};
 pub use tool::{
     parse_size, suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc,
-    KeyDef, LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig,
-    ToolkitChoice, Ty, AARCH64_MANYLINUX, LIBRARY_KEYS, MAX_WHEEL_SIZE, OLDEST_MANYLINUX,
-    TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
+    KeyDef, LibraryConfig, Overrides, Ptx, Sourced, TargetConfig, ToolConfig, ToolkitChoice, Ty,
+    AARCH64_MANYLINUX, LIBRARY_KEYS, MAX_WHEEL_SIZE, OLDEST_MANYLINUX, TABLE_KEYS, TARGET_KEYS,
+    TOP_KEYS,
 };
 
 /// Everything stage 1 produces.

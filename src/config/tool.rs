@@ -10,6 +10,7 @@ use std::fmt;
 
 use super::compress::Compress;
 use super::error::ConfigError;
+use super::origin::Origin;
 
 /// Environment variables below `CUDAWHEEL_ARCHS` for `archs`: CMake's (`plan::arch` reads
 /// every spelling).
@@ -18,26 +19,6 @@ pub const ENV_FALLBACKS: &[&str] = &["CUDAARCHS"];
 /// PyTorch's variable: NGC-style images export it globally, so it is read for
 /// `bindings = "torch"` targets only (`ToolConfig::torch_archs`), below `CUDAARCHS`.
 pub const TORCH_ARCHS_ENV: &str = "TORCH_CUDA_ARCH_LIST";
-
-/// Where a value came from; shown in messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
-    Pyproject,
-    /// A PEP 517 config setting, as the user spelled its name.
-    Setting(String),
-    /// An environment variable.
-    Env(String),
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Origin::Pyproject => write!(f, "pyproject.toml"),
-            Origin::Setting(name) => write!(f, "config setting `-C {name}`"),
-            Origin::Env(var) => write!(f, "environment variable `{var}`"),
-        }
-    }
-}
 
 /// How a string from `-C` or the environment becomes a TOML value.
 #[derive(Clone, Copy, Debug)]
