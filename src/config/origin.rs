@@ -22,3 +22,10 @@ impl fmt::Display for Origin {
         }
     }
 }
+
+/// A value together with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub origin: Origin,
+}
