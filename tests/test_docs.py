@@ -1,6 +1,6 @@
 """The parts of the docs that can be checked here (issue 7): the cibuildwheel configuration of
 docs/cibuildwheel.md resolves as the doc says for CUDA 13 and CUDA 12, and the README's quick
-start names files that exist. (docs/configuration.md is checked against the code by cargo test.)"""
+start names files that exist. (docs/reference/configuration.md is checked against the code by cargo test.)"""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 //! The JSON schema of `[tool.cudawheel]` and the configuration reference (Markdown), both made
 //! from the key tables the parser uses (`keys::TOP_KEYS`, `TARGET_KEYS`, `LIBRARY_KEYS`, each
 //! key declared once in src/config/keys.rs). Checked-in copies
-//! (`python/cudawheel/resources/cudawheel.schema.json`, `docs/configuration.md`) are
-//! compared with these by `cargo test`; regenerate them with `CUDAWHEEL_BLESS=1 cargo test schema`.
+//! (`python/cudawheel/resources/cudawheel.schema.json`, `docs/reference/configuration.md`)
+//! are compared with these by `cargo test`; regenerate them with
+//! `CUDAWHEEL_BLESS=1 cargo test schema`.
 
 use serde_json::{json, Map, Value};
 
@@ -143,7 +144,7 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
     }
 }
 
-/// docs/configuration.md.
+/// docs/reference/configuration.md.
 pub fn reference_markdown() -> String {
     let mut out = String::from(
         "<!-- Generated from src/config/keys.rs by `CUDAWHEEL_BLESS=1 cargo test schema`; do not edit. -->\n\
@@ -207,7 +208,7 @@ mod tests {
 
     #[test]
     fn configuration_reference_is_in_sync() {
-        check_generated("docs/configuration.md", &reference_markdown());
+        check_generated("docs/reference/configuration.md", &reference_markdown());
     }
 
     #[test]
