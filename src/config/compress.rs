@@ -15,26 +15,25 @@
 //! `-compress-all`) loads on every driver of the major (RAPIDS' `rapids_cuda_enable_fatbin_compression`
 //! documents 525.60.13+ for CUDA 12 and 580+ for CUDA 13, for every mode on 13).
 
-/// A `compress` mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Compress {
-    /// Smallest fatbins (zstd), slowest to load.
-    Size,
-    /// Between `size` and `speed`.
-    Balance,
-    /// LZ4: fast to load, larger.
-    Speed,
-    /// Stored as built.
-    None,
+use super::choices::{choice_enum, Choice};
+
+choice_enum! {
+    /// A `compress` mode; declared smallest output first (`default_for` relies on the order).
+    #[derive(PartialOrd, Ord)]
+    pub enum Compress {
+        /// Smallest fatbins (zstd), slowest to load.
+        Size = "size",
+        /// Between `size` and `speed`.
+        Balance = "balance",
+        /// LZ4: fast to load, larger.
+        Speed = "speed",
+        /// Stored as built.
+        None = "none",
+    }
 }
 
 /// The spellings `compress` accepts, smallest output first.
-pub const CHOICES: &[(&str, Compress)] = &[
-    ("size", Compress::Size),
-    ("balance", Compress::Balance),
-    ("speed", Compress::Speed),
-    ("none", Compress::None),
-];
+pub const CHOICES: &[(&str, Compress)] = Compress::SPELLINGS;
 
 /// The nvcc that introduced `--compress-mode`.
 const COMPRESS_MODE_SINCE: (u32, u32) = (12, 8);
@@ -53,13 +52,6 @@ pub fn linux_driver(cuda: (u32, u32)) -> Option<&'static str> {
 impl Compress {
     /// The spellings `compress` accepts, smallest output first.
     pub const CHOICES: &'static [(&'static str, Compress)] = CHOICES;
-
-    pub fn name(self) -> &'static str {
-        CHOICES
-            .iter()
-            .find(|(_, m)| *m == self)
-            .map_or("size", |(n, _)| n)
-    }
 
     /// The nvcc flags for this mode with an nvcc of `nvcc` (major, minor), or why that nvcc
     /// cannot make it.

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::tool::Origin;
+use super::origin::Origin;
 use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]

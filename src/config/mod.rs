@@ -2,27 +2,38 @@
 //!
 //! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
 
+mod choices;
 pub mod compress;
 mod error;
+mod field;
 pub mod interpreter;
+mod keydef;
+mod keys;
+mod layered;
+mod origin;
 mod paths;
 mod project;
 pub mod schema;
+mod tables;
 mod tool;
+mod values;
 mod version_file;
 
 use std::path::{Path, PathBuf};
 
+pub use choices::{Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Ptx, ToolkitChoice};
 pub use error::ConfigError;
 pub use interpreter::PythonInfo;
+pub use keydef::{KeyDef, Ty};
+pub use keys::{
+    target_keys, LibraryConfig, TargetConfig, ToolConfig, LIBRARY_KEYS, TABLE_KEYS, TARGET_KEYS,
+    TOP_KEYS,
+};
+pub use layered::{suggest, Overrides};
+pub use origin::{Origin, Sourced};
 pub use paths::{expand_glob, inside_project};
 pub use project::{License, Person, Project, Readme};
-pub use tool::{
-    parse_size, suggest, target_keys, Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Glibc,
-    KeyDef, LibraryConfig, Origin, Overrides, Ptx, Sourced, TargetConfig, ToolConfig,
-    ToolkitChoice, Ty, AARCH64_MANYLINUX, LIBRARY_KEYS, MAX_WHEEL_SIZE, OLDEST_MANYLINUX,
-    TABLE_KEYS, TARGET_KEYS, TOP_KEYS,
-};
+pub use values::{parse_size, Glibc, AARCH64_MANYLINUX, MAX_WHEEL_SIZE, OLDEST_MANYLINUX};
 
 /// Everything stage 1 produces.
 #[derive(Debug, Clone)]

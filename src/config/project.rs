@@ -124,7 +124,7 @@ pub struct Project {
 fn invalid(key: &str, value: &str, why: impl Into<String>) -> ConfigError {
     ConfigError::InvalidValue {
         key: key.to_string(),
-        origin: super::tool::Origin::Pyproject,
+        origin: super::origin::Origin::Pyproject,
         value: format!("{value:?}"),
         why: why.into(),
     }
@@ -229,7 +229,7 @@ fn license_of(raw: RawLicense, root: &Path) -> Result<License, ConfigError> {
             (None, Some(text)) => text,
             _ => return Err(ConfigError::InvalidValue {
                 key: "project.license".into(),
-                origin: super::tool::Origin::Pyproject,
+                origin: super::origin::Origin::Pyproject,
                 value: "a table".into(),
                 why: "give exactly one of `file` or `text` (or, better, an SPDX expression string)"
                     .into(),
@@ -422,7 +422,7 @@ fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
         _ => {
             return Err(ConfigError::InvalidValue {
                 key: "project.readme".into(),
-                origin: super::tool::Origin::Pyproject,
+                origin: super::origin::Origin::Pyproject,
                 value: "a table".into(),
                 why: "give exactly one of `file` or `text`".into(),
             })
@@ -443,7 +443,7 @@ fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
                 _ => {
                     return Err(ConfigError::InvalidValue {
                         key: "project.readme".into(),
-                        origin: super::tool::Origin::Pyproject,
+                        origin: super::origin::Origin::Pyproject,
                         value: format!("{:?}", file.map(|f| f.display().to_string()).unwrap_or_default()),
                         why: "cannot tell the content type; use a .md, .rst or .txt file or set `content-type`".into(),
                     })

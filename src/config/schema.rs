@@ -1,12 +1,14 @@
 //! The JSON schema of `[tool.cudawheel]` and the configuration reference (Markdown), both made
-//! from the key tables the parser uses (`tool::TOP_KEYS`, `TARGET_KEYS`, `LIBRARY_KEYS`).
-//! Checked-in copies (`python/cudawheel/resources/cudawheel.schema.json`,
-//! `docs/configuration.md`) are compared with these by `cargo test`; regenerate them with
+//! from the key tables the parser uses (`keys::TOP_KEYS`, `TARGET_KEYS`, `LIBRARY_KEYS`, each
+//! key declared once in src/config/keys.rs). Checked-in copies
+//! (`python/cudawheel/resources/cudawheel.schema.json`, `docs/reference/configuration.md`)
+//! are compared with these by `cargo test`; regenerate them with
 //! `CUDAWHEEL_BLESS=1 cargo test schema`.
 
 use serde_json::{json, Map, Value};
 
-use super::tool::{target_keys, KeyDef, Ty, LIBRARY_KEYS, TOP_KEYS};
+use super::keydef::{KeyDef, Ty};
+use super::keys::{target_keys, LIBRARY_KEYS, TOP_KEYS};
 
 fn ty_schema(ty: Ty) -> Value {
     let strings = json!({"type": "array", "items": {"type": "string"}});
@@ -46,11 +48,7 @@ fn target(kind: &str) -> Value {
     json!({
         "type": "object",
         "additionalProperties": false,
-        "required": if kind == "shared-library" {
-            json!(["name", "sources", "destination"])
-        } else {
-            json!(["name", "sources"])
-        },
+        "required": target_keys(kind).filter(|k| k.required).map(|k| k.name).collect::<Vec<_>>(),
         "properties": properties(target_keys(kind)),
     })
 }
@@ -135,10 +133,7 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
         let default = k.default.replace('|', "\\|");
         let doc = k.doc.replace('|', "\\|");
         if env {
-            let var = format!(
-                "CUDAWHEEL_{}",
-                k.name.to_ascii_uppercase().replace('-', "_")
-            );
+            let var = k.env_var();
             out.push_str(&format!(
                 "| `{}` | {ty} | {default} | `-C {}=…`, `{var}` | {doc} |\n",
                 k.name, k.name
@@ -149,10 +144,10 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
     }
 }
 
-/// docs/configuration.md.
+/// docs/reference/configuration.md.
 pub fn reference_markdown() -> String {
     let mut out = String::from(
-        "<!-- Generated from src/config/tool.rs by `CUDAWHEEL_BLESS=1 cargo test schema`; do not edit. -->\n\
+        "<!-- Generated from src/config/keys.rs by `CUDAWHEEL_BLESS=1 cargo test schema`; do not edit. -->\n\
          # `[tool.cudawheel]` reference\n\n\
          Every top-level key can also be given as a PEP 517 config setting (`-C key=value` or\n\
          `-C cudawheel.key=value`) or an environment variable `CUDAWHEEL_<KEY>`. Precedence: config\n\
@@ -199,7 +194,7 @@ mod tests {
         let actual = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(
             actual == expected,
-            "{rel} is out of date with src/config/tool.rs; run `CUDAWHEEL_BLESS=1 cargo test schema` and commit it"
+            "{rel} is out of date with src/config/keys.rs; run `CUDAWHEEL_BLESS=1 cargo test schema` and commit it"
         );
     }
 
@@ -213,7 +208,7 @@ mod tests {
 
     #[test]
     fn configuration_reference_is_in_sync() {
-        check_generated("docs/configuration.md", &reference_markdown());
+        check_generated("docs/reference/configuration.md", &reference_markdown());
     }
 
     #[test]
