@@ -11,7 +11,6 @@ use crate::toolchain::headers::HeaderError;
 use crate::toolchain::zig::ZigError;
 use crate::toolchain::{ToolchainError, ToolkitRequest};
 
-use super::resolution::Resolution;
 use super::Resolved;
 
 /// The wheel a build would make now, before compiling.
@@ -117,22 +116,4 @@ pub struct Isolation<'a> {
     pub requirements: &'a [String],
     /// The wheel's stages failed here for want of something those requirements bring.
     pub supplies_missing: bool,
-}
-
-impl Resolution {
-    /// What an isolated build installs, and whether that is what this environment lacks;
-    /// `None` without a survey or when no toolkit fits the settings.
-    pub fn isolation(&self) -> Option<Isolation<'_>> {
-        let env = self.environment.as_ref()?;
-        let requirements = env.requirements.as_deref()?;
-        let tool = self.tool.as_ref()?.as_ref().ok()?;
-        let toolkit = env.toolchain.toolkit_request()?;
-        let supplies_missing = self
-            .failure()
-            .is_some_and(|f| f.supplied_by_isolation(tool, toolkit));
-        Some(Isolation {
-            requirements,
-            supplies_missing,
-        })
-    }
 }

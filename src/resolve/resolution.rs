@@ -8,7 +8,7 @@ use crate::config::{Config, ConfigError, PythonInfo, ToolConfig};
 use crate::error::Error;
 
 use super::pipeline::{self, Probes, Stop};
-use super::preview::Failure;
+use super::preview::{Failure, Isolation};
 use super::survey::Environment;
 use super::{Request, Resolved};
 
@@ -164,5 +164,23 @@ impl Resolution {
             )),
             Outcome::NoProject => Err(missing("no such file")),
         }
+    }
+}
+
+impl Resolution {
+    /// What an isolated build installs, and whether that is what this environment lacks;
+    /// `None` without a survey or when no toolkit fits the settings.
+    pub fn isolation(&self) -> Option<Isolation<'_>> {
+        let env = self.environment.as_ref()?;
+        let requirements = env.requirements.as_deref()?;
+        let tool = self.tool.as_ref()?.as_ref().ok()?;
+        let toolkit = env.toolchain.toolkit_request()?;
+        let supplies_missing = self
+            .failure()
+            .is_some_and(|f| f.supplied_by_isolation(tool, toolkit));
+        Some(Isolation {
+            requirements,
+            supplies_missing,
+        })
     }
 }
