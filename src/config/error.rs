@@ -83,7 +83,7 @@ impl Hint for ConfigError {
             } => vec![format!("did you mean `{s}`?")],
             ConfigError::UnknownKey { origin, .. } => vec![match origin {
                 Origin::Pyproject => {
-                    "see the list of `[tool.cudawheel]` keys in the README".to_string()
+                    "every `[tool.cudawheel]` key is listed in the configuration reference (docs/reference/configuration.md)".to_string()
                 }
                 _ => "config settings take the `[tool.cudawheel]` key names, e.g. `-C cuda=13`"
                     .to_string(),

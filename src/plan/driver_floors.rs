@@ -3,7 +3,7 @@
 //! the generated `_cuda_libs.py` (`DRIVER_FLOORS`, checked at import), into the derived variant's
 //! `nvidia :: cuda_version_lower_bound`, and a floor above `<major>.0` is a build warning.
 //!
-//! Rules (docs/archs.md "Driver floors" cites the sources):
+//! Rules (docs/explanations/architectures.md "Driver floors" cites the sources):
 //! - the CUDA major: under minor-version compatibility a wheel built by CUDA X.Y runs on any
 //!   driver for CUDA X.0 or newer (the PTX JIT floor is per GPU: the import verdict handles it);
 //! - fatbin compression: the `--compress-mode` the CUDA compiles get, floored by
