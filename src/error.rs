@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 pub use crate::hint::Hint;
 
 use crate::audit::elf_rules::ElfError;
+use crate::bindings::BindingsError;
 use crate::compile::job::CompileError;
 use crate::config::ConfigError;
 use crate::package::archive::ArchiveError;
@@ -23,9 +24,9 @@ pub enum Error {
     #[error(transparent)]
     Toolchain(#[from] ToolchainError),
     #[error(transparent)]
-    Jax(#[from] crate::bindings::jax::JaxError),
-    #[error(transparent)]
     Library(#[from] crate::libraries::LibraryError),
+    #[error(transparent)]
+    Bindings(#[from] BindingsError),
     #[error(transparent)]
     Compile(#[from] CompileError),
     #[error(transparent)]
@@ -58,8 +59,8 @@ impl Hint for Error {
             Error::Config(e) => e.hints(),
             Error::Plan(e) => e.hints(),
             Error::Toolchain(e) => e.hints(),
-            Error::Jax(e) => e.hints(),
             Error::Library(e) => e.hints(),
+            Error::Bindings(e) => e.hints(),
             Error::Compile(e) => e.hints(),
             Error::Elf(e) => e.hints(),
             Error::Archive(e) => e.hints(),
@@ -103,6 +104,13 @@ pub fn render(err: &Error) -> String {
 impl From<crate::inspect::elf::ReadError> for Error {
     fn from(e: crate::inspect::elf::ReadError) -> Self {
         Error::Elf(ElfError::Read(e))
+    }
+}
+
+/// jax's errors, from `bindings::jax` called directly, are the bindings stage's.
+impl From<crate::bindings::jax::JaxError> for Error {
+    fn from(e: crate::bindings::jax::JaxError) -> Self {
+        Error::Bindings(e.into())
     }
 }
 
