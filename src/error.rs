@@ -38,6 +38,8 @@ pub enum Error {
     #[error(transparent)]
     Size(#[from] crate::audit::size::SizeError),
     #[error(transparent)]
+    RuntimeSymbols(#[from] Box<crate::audit::runtime_symbols::RuntimeTooOld>),
+    #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
@@ -67,6 +69,7 @@ impl Hint for Error {
             Error::Audit(e) => e.hints(),
             Error::Variant(e) => e.hints(),
             Error::Size(e) => e.hints(),
+            Error::RuntimeSymbols(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
@@ -118,7 +121,7 @@ impl From<crate::audit::built::CheckError> for Error {
     fn from(e: crate::audit::built::CheckError) -> Self {
         match e {
             crate::audit::built::CheckError::Elf(e) => Error::Elf(e),
-            crate::audit::built::CheckError::Runtime(e) => Error::Toolchain(e),
+            crate::audit::built::CheckError::Runtime(e) => Error::RuntimeSymbols(e),
         }
     }
 }
