@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 pub use crate::hint::Hint;
 
 use crate::audit::elf_rules::ElfError;
+use crate::bindings::BindingsError;
 use crate::compile::job::CompileError;
 use crate::config::ConfigError;
 use crate::package::archive::ArchiveError;
@@ -23,9 +24,9 @@ pub enum Error {
     #[error(transparent)]
     Toolchain(#[from] ToolchainError),
     #[error(transparent)]
-    Jax(#[from] crate::bindings::jax::JaxError),
-    #[error(transparent)]
     Library(#[from] crate::libraries::LibraryError),
+    #[error(transparent)]
+    Bindings(#[from] BindingsError),
     #[error(transparent)]
     Compile(#[from] CompileError),
     #[error(transparent)]
@@ -36,6 +37,8 @@ pub enum Error {
     Audit(#[from] crate::audit::wheel_audit::AuditError),
     #[error(transparent)]
     Size(#[from] crate::audit::size::SizeError),
+    #[error(transparent)]
+    RuntimeSymbols(#[from] Box<crate::audit::runtime_symbols::RuntimeTooOld>),
     #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
     /// The built-in audit of a finished wheel failed.
@@ -58,14 +61,15 @@ impl Hint for Error {
             Error::Config(e) => e.hints(),
             Error::Plan(e) => e.hints(),
             Error::Toolchain(e) => e.hints(),
-            Error::Jax(e) => e.hints(),
             Error::Library(e) => e.hints(),
+            Error::Bindings(e) => e.hints(),
             Error::Compile(e) => e.hints(),
             Error::Elf(e) => e.hints(),
             Error::Archive(e) => e.hints(),
             Error::Audit(e) => e.hints(),
             Error::Variant(e) => e.hints(),
             Error::Size(e) => e.hints(),
+            Error::RuntimeSymbols(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
@@ -107,11 +111,18 @@ impl From<crate::inspect::elf::ReadError> for Error {
     }
 }
 
+/// jax's errors, from `bindings::jax` called directly, are the bindings stage's.
+impl From<crate::bindings::jax::JaxError> for Error {
+    fn from(e: crate::bindings::jax::JaxError) -> Self {
+        Error::Bindings(e.into())
+    }
+}
+
 impl From<crate::audit::built::CheckError> for Error {
     fn from(e: crate::audit::built::CheckError) -> Self {
         match e {
             crate::audit::built::CheckError::Elf(e) => Error::Elf(e),
-            crate::audit::built::CheckError::Runtime(e) => Error::Toolchain(e),
+            crate::audit::built::CheckError::Runtime(e) => Error::RuntimeSymbols(e),
         }
     }
 }

@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::elf_rules::{self as elf, ElfError, ElfReport};
+use super::runtime_symbols::RuntimeTooOld;
 use crate::inspect::fatbin::{self, GpuCode};
 use crate::libraries::FoundLibrary;
 use crate::plan::TargetPlan;
 use crate::toolchain::headers::HeaderSet;
-use crate::toolchain::ToolchainError;
 
 /// A built file fails its checks: an ELF rule, or a runtime symbol its libcudart lacks.
 #[derive(Debug, thiserror::Error)]
@@ -18,7 +18,7 @@ pub enum CheckError {
     #[error(transparent)]
     Elf(#[from] ElfError),
     #[error(transparent)]
-    Runtime(#[from] ToolchainError),
+    Runtime(#[from] Box<RuntimeTooOld>),
 }
 
 /// What the audit read back from the built files, in plan order.

@@ -11,20 +11,23 @@
 //! starts at Python 3.12.
 //! jax (`jax.rs`): the extension is a nanobind module, and jax's XLA FFI headers go on every
 //! target (asked of the jax in use).
+//! What can fail here is one type, `BindingsError` (`error.rs`), jax's own errors inside it.
 
 use std::path::{Path, PathBuf};
 
 use crate::bindings::torch::probe::TorchInfo;
 use crate::config::{Bindings, ToolConfig};
 use crate::plan::{BuildPlan, TargetPlan};
-use crate::toolchain::ToolchainError;
 
+mod error;
 pub mod import_check;
 pub mod jax;
 mod nanobind;
 pub mod probe;
 mod pybind11;
 pub mod torch;
+
+pub use error::BindingsError;
 
 /// The requirement `get_requires_for_build_wheel` adds for a binding library (torch's depends
 /// on the configuration: `torch::requirement`).
@@ -120,7 +123,7 @@ fn dist_version(site: &Path, name: &str) -> Option<String> {
 }
 
 /// The first `sys.path` entry holding the package with all its marker files.
-pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, ToolchainError> {
+pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, BindingsError> {
     let name = b.name();
     let probes = match probe::find_package(sys_path, name, markers(b)) {
         Ok((site, root)) => {
@@ -132,9 +135,9 @@ pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, ToolchainError
         Err(probes) => probes,
     };
     if b == Bindings::Torch {
-        return Err(ToolchainError::TorchNotFound { probes });
+        return Err(BindingsError::TorchNotFound { probes });
     }
-    Err(ToolchainError::BindingsNotFound {
+    Err(BindingsError::NotFound {
         name: name.to_string(),
         requirement: requirement(b).unwrap_or_default().to_string(),
         probes,
@@ -147,7 +150,7 @@ pub fn apply(
     plan: &mut BuildPlan,
     sys_path: &[PathBuf],
     torch: Option<&TorchInfo>,
-) -> Result<(), ToolchainError> {
+) -> Result<(), BindingsError> {
     for target in &mut plan.targets {
         // A JAX extension is a nanobind module (jax's headers: `jax::apply`).
         let b = package_of(target.bindings);
@@ -155,7 +158,7 @@ pub fn apply(
             continue;
         }
         if b == Bindings::Torch {
-            let info = torch.ok_or_else(|| ToolchainError::TorchNotFound {
+            let info = torch.ok_or_else(|| BindingsError::TorchNotFound {
                 probes: vec!["torch was not asked about itself".into()],
             })?;
             torch::apply(target, info);
@@ -237,7 +240,7 @@ mod tests {
         assert_eq!(found.version.as_deref(), Some("2.9.2"));
         let err = locate(Bindings::Pybind11, &path).unwrap_err();
         assert!(
-            matches!(&err, ToolchainError::BindingsNotFound { requirement, .. } if requirement == "pybind11>=2.12"),
+            matches!(&err, BindingsError::NotFound { requirement, .. } if requirement == "pybind11>=2.12"),
             "{err:?}"
         );
     }

@@ -32,15 +32,6 @@ pub enum HeaderError {
         /// The wheel to install where the toolkit is made of NVIDIA's wheels.
         wheel: Option<String>,
     },
-    #[error("{file} uses {}, which {} of {dist} (linked from {}) does not define: it was compiled against CUDA {headers} headers, and that runtime wheel is older", symbols.join(", "), soname, lib.display())]
-    RuntimeTooOld {
-        file: String,
-        symbols: Vec<String>,
-        soname: String,
-        lib: PathBuf,
-        dist: String,
-        headers: String,
-    },
     #[error("Cannot read the include folders of {} from `nvcc --dryrun`: {message}", nvcc.display())]
     Probe { nvcc: PathBuf, message: String },
 }
@@ -67,10 +58,6 @@ impl Hint for HeaderError {
             ],
             HeaderError::Incomplete { .. } => vec![
                 "install the missing component of that toolkit (NVIDIA's `cuda-crt` / `cuda-cccl` / `cuda-cudart-dev` packages), or point `CUDA_HOME` at a complete toolkit".into(),
-            ],
-            HeaderError::RuntimeTooOld { dist, headers, .. } => vec![
-                format!("upgrade it in the build environment: `pip install \"{dist}>={headers},<{}\"`", headers.split('.').next().and_then(|m| m.parse::<u32>().ok()).map_or(0, |m| m + 1)),
-                "or build with a toolkit no newer than that runtime wheel, or with build isolation (the toolkit's own libcudart is linked then)".into(),
             ],
             HeaderError::Probe { .. } => vec![
                 "check that this nvcc runs (`nvcc --dryrun -c x.cu`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),

@@ -51,33 +51,10 @@ pub enum ToolchainError {
     NvccBroken { path: PathBuf, message: String },
     #[error("The host compiler {name:?} (from {origin}) was not found on PATH")]
     HostCompilerNotFound { name: String, origin: String },
-    #[error("The binding library {name} was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
-    BindingsNotFound {
-        name: String,
-        requirement: String,
-        probes: Vec<String>,
-    },
     #[error("`tool.cudawheel.compiler-launcher` = {name:?} was not found on PATH")]
     LauncherNotFound { name: String },
     #[error(transparent)]
     Headers(Box<headers::HeaderError>),
-    #[error("`bindings = \"torch\"`: torch was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
-    TorchNotFound { probes: Vec<String> },
-    #[error("`bindings = \"torch\"`: asking the torch in {} about itself with {} failed: {message}", torch.display(), python.display())]
-    TorchProbe {
-        python: PathBuf,
-        torch: PathBuf,
-        message: String,
-    },
-    #[error("`bindings = \"torch\"`: nvcc {nvcc} (CUDA {nvcc_major}) does not match torch {torch_version}, which was built for CUDA {torch_cuda}: an extension must be compiled for the CUDA major of its torch")]
-    TorchCudaMajor {
-        nvcc: String,
-        nvcc_major: u32,
-        torch_version: String,
-        torch_cuda: String,
-    },
-    #[error("`bindings = \"torch\"`: {key} has CUDA sources, but torch {torch_version} was built without CUDA (torch.version.cuda is None)")]
-    TorchWithoutCuda { key: String, torch_version: String },
     /// `compress` names a mode this nvcc cannot make.
     #[error("`tool.cudawheel.compress`: {why}")]
     Compress { why: String },
@@ -128,26 +105,7 @@ impl Hint for ToolchainError {
             ToolchainError::LauncherTooOld { .. } => vec![
                 format!("set `compiler-launcher = \"ccache\"` (a bare name): with build isolation cudawheel then installs `{}` from PyPI; or `pip install \"{}\"` and point `compiler-launcher` at it", launcher::CCACHE_REQUIREMENT, launcher::CCACHE_REQUIREMENT),
             ],
-            ToolchainError::BindingsNotFound { requirement, .. } => vec![
-                format!("with build isolation (the default) the frontend installs it; with `--no-build-isolation`, `pip install \"{requirement}\"` first"),
-            ],
             ToolchainError::Headers(e) => e.hints(),
-            ToolchainError::TorchNotFound { .. } => vec![
-                "with build isolation (the default) the frontend installs torch (the `torch-version` key picks which); with `--no-build-isolation`, `pip install torch` into the environment that builds".into(),
-            ],
-            ToolchainError::TorchProbe { .. } => vec![
-                "check that `python -c \"import torch\"` works in the environment that builds (set CUDAWHEEL_DEBUG=1 for details)".into(),
-            ],
-            ToolchainError::TorchCudaMajor { nvcc_major, torch_cuda, .. } => {
-                let torch_major = torch_cuda.split('.').next().unwrap_or(torch_cuda);
-                vec![
-                    format!("use a CUDA {torch_major} toolkit (`CUDA_HOME`, or `cuda = {torch_major}`; CUDA 13's nvcc also comes from PyPI with `toolkit = \"pip\"`)"),
-                    format!("or build against a torch made for CUDA {nvcc_major}: `torch-version` with build isolation, or install that torch (e.g. from https://download.pytorch.org/whl/cu{nvcc_major}X) with `--no-build-isolation`"),
-                ]
-            }
-            ToolchainError::TorchWithoutCuda { .. } => vec![
-                "install a torch built with CUDA (PyPI's Linux x86_64 torch is), or build only C++ sources into this extension".into(),
-            ],
             ToolchainError::NvccBroken { .. } => vec![
                 "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
             ],

@@ -20,10 +20,11 @@ pub mod probe;
 use std::collections::BTreeMap;
 
 use crate::bindings::torch::probe::TorchInfo;
+use crate::bindings::BindingsError;
 use crate::config::{Bindings, ToolConfig};
 use crate::libraries::{FoundLibrary, Provider, SharedLib};
 use crate::plan::{BuildPlan, Lang, TargetPlan};
-use crate::toolchain::{Nvcc, ToolchainError};
+use crate::toolchain::Nvcc;
 
 /// The distribution providing torch's libraries.
 pub const DIST: &str = "torch";
@@ -79,7 +80,7 @@ pub fn groups_for(target: &TargetPlan, limited_api: bool) -> Vec<&'static str> {
 
 /// Torch's libraries as found libraries (by SONAME from `torch/lib`, provided by `torch`
 /// within the minor built against), keyed by group name.
-pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, ToolchainError> {
+pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, BindingsError> {
     let lib_dir = info.dir.join("lib");
     let mut out = BTreeMap::new();
     for (group, names) in GROUPS {
@@ -89,7 +90,7 @@ pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, Too
             let soname = crate::inspect::elf::read(&path)
                 .ok()
                 .and_then(|r| r.soname)
-                .ok_or_else(|| ToolchainError::TorchNotFound {
+                .ok_or_else(|| BindingsError::TorchNotFound {
                     probes: vec![format!(
                         "{}: missing or not a shared library",
                         path.display()
@@ -177,18 +178,18 @@ pub fn check_cuda(
     info: &TorchInfo,
     nvcc: &Nvcc,
     cuda_target: Option<&str>,
-) -> Result<Option<String>, ToolchainError> {
+) -> Result<Option<String>, BindingsError> {
     let Some(key) = cuda_target else {
         return Ok(None);
     };
     let Some((major, minor)) = info.cuda_version() else {
-        return Err(ToolchainError::TorchWithoutCuda {
+        return Err(BindingsError::TorchWithoutCuda {
             key: key.to_string(),
             torch_version: info.version.clone(),
         });
     };
     if major != nvcc.major {
-        return Err(ToolchainError::TorchCudaMajor {
+        return Err(BindingsError::TorchCudaMajor {
             nvcc: nvcc.full_version.clone(),
             nvcc_major: nvcc.major,
             torch_version: info.version.clone(),
@@ -210,7 +211,7 @@ pub fn for_build(
     info: &TorchInfo,
     plan: &BuildPlan,
     nvcc: &Nvcc,
-) -> Result<BTreeMap<String, FoundLibrary>, ToolchainError> {
+) -> Result<BTreeMap<String, FoundLibrary>, BindingsError> {
     let cuda_target = plan
         .targets
         .iter()
@@ -421,7 +422,7 @@ mod tests {
         cpu.cuda = None;
         assert!(matches!(
             check_cuda(&cpu, &nvcc(13, 2), key),
-            Err(ToolchainError::TorchWithoutCuda { .. })
+            Err(BindingsError::TorchWithoutCuda { .. })
         ));
     }
 

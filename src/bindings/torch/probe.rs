@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::bindings::BindingsError;
 use crate::config::PythonInfo;
 use crate::inspect::site::same_dir;
-use crate::toolchain::ToolchainError;
 
 /// What the probe prints (one JSON object on its last line of stdout).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -89,21 +89,21 @@ print(json.dumps({
 "#;
 
 /// The first `sys.path` entry holding a torch package with its headers and `libc10.so`.
-pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, ToolchainError> {
+pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, BindingsError> {
     crate::bindings::probe::find_package(
         sys_path,
         "torch",
         &["include/torch/library.h", "lib/libc10.so"],
     )
     .map(|(_, dir)| dir)
-    .map_err(|probes| ToolchainError::TorchNotFound { probes })
+    .map_err(|probes| BindingsError::TorchNotFound { probes })
 }
 
 /// Locates torch on `sys.path` and runs the probe with the build's interpreter.
-pub fn probe(python: &PythonInfo) -> Result<TorchInfo, ToolchainError> {
+pub fn probe(python: &PythonInfo) -> Result<TorchInfo, BindingsError> {
     let dir = locate(&python.sys_path)?;
     let exe = crate::bindings::probe::interpreter(python);
-    let failed = |message: String| ToolchainError::TorchProbe {
+    let failed = |message: String| BindingsError::TorchProbe {
         python: exe.clone(),
         torch: dir.clone(),
         message,
