@@ -3,6 +3,7 @@
 //! lacks (`Isolation`).
 
 use crate::bindings::jax::JaxError;
+use crate::bindings::BindingsError;
 use crate::config::ToolConfig;
 use crate::error::Error;
 use crate::libraries::{self, LibraryError};
@@ -83,9 +84,12 @@ impl Failure<'_> {
             Failure::Toolchain(e) | Failure::Error(Error::Toolchain(e)) => {
                 toolchain_supplied(e, toolkit)
             }
-            Failure::Jax(e) | Failure::Error(Error::Jax(e)) => {
+            Failure::Jax(e) | Failure::Error(Error::Bindings(BindingsError::Jax(e))) => {
                 matches!(e, JaxError::NotFound { .. })
             }
+            Failure::Error(Error::Bindings(
+                BindingsError::NotFound { .. } | BindingsError::TorchNotFound { .. },
+            )) => true,
             Failure::Error(Error::Library(LibraryError::NotFound { name, .. })) => {
                 libraries::isolated_build_has(tool, toolkit, name)
             }
@@ -97,7 +101,6 @@ impl Failure<'_> {
 fn toolchain_supplied(e: &ToolchainError, toolkit: &ToolkitRequest) -> bool {
     match e {
         ToolchainError::NvccNotFound { pip_possible, .. } => *pip_possible,
-        ToolchainError::BindingsNotFound { .. } | ToolchainError::TorchNotFound { .. } => true,
         ToolchainError::Zig(z) => matches!(z, ZigError::NotFound { .. }),
         ToolchainError::LauncherNotFound { name } => name == "ccache",
         // NVIDIA's wheels of another toolkit part missing: an isolated build installs the set.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::bindings::jax::{self, JaxError, JaxInfo};
-use crate::bindings::{self, Found};
+use crate::bindings::{self, BindingsError, Found};
 use crate::compile::memory::MemoryLimit;
 use crate::config::{Bindings, PythonInfo, ToolConfig};
 use crate::libraries::catalog::CATALOG;
@@ -15,7 +15,7 @@ use crate::plan::arch::{self, ArchError, ArchList, Gencode};
 use crate::plan::arch_sources::{self, ArchSources};
 use crate::toolchain::cross::{self, Cross, CrossError};
 use crate::toolchain::survey::Survey;
-use crate::toolchain::{self, ToolchainError, PIP_MAJOR};
+use crate::toolchain::{self, PIP_MAJOR};
 
 use super::Request;
 
@@ -32,7 +32,7 @@ pub struct Environment {
     /// The memory parallel steps may use (`None`: nothing readable).
     pub memory: Option<MemoryLimit>,
     /// The binding packages the project's extensions need, each found or not.
-    pub bindings: Vec<(Bindings, Result<Found, ToolchainError>)>,
+    pub bindings: Vec<(Bindings, Result<Found, BindingsError>)>,
     /// `bindings = "jax"`: the jax in use, asked about itself.
     pub jax: Option<Result<JaxInfo, JaxError>>,
     pub catalogue: Catalogue,
