@@ -1,5 +1,5 @@
 //! The built ELF files read back and checked before they go into a wheel: NEEDED/RPATH against
-//! contract §4, CUDA runtime symbols against the linked libcudart, and the GPU code each carries
+//! ELF rules, CUDA runtime symbols against the linked libcudart, and the GPU code each carries
 //! (for `_cuda_libs.py` and variants).
 
 use std::collections::BTreeSet;

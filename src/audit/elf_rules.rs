@@ -1,5 +1,5 @@
 //! ELF audit: check what the linker produced (read by `inspect::elf`) against the
-//! rules of contract §4, and derive the manylinux platform tag. Knows ELF, not wheels or CUDA catalogues:
+//! ELF rules (docs/reference/errors.md), and derive the manylinux platform tag. Knows ELF, not wheels or CUDA catalogues:
 //! callers pass the NVIDIA SONAMEs that the wheel's dependencies provide.
 
 use std::collections::BTreeSet;

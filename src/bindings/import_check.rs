@@ -1,4 +1,4 @@
-//! The GPU check at import (contract §9 "GPU check at import"): every extension module runs its
+//! The GPU check at import (docs/explanations/architectures.md): every extension module runs its
 //! import helper's `preload()` (`<package>._cuda_libs`, or `_<module>_cuda_libs` beside a
 //! top-level module: driver floors, then each visible GPU against the GPU code the package
 //! carries) before the project's own module init, so a wheel

@@ -270,7 +270,7 @@ mod tests {
             origin(&[], &all[1..]),
             ("environment variable `CUDAARCHS`".into(), "86".into())
         );
-        // PyTorch's list is not the top level's: pyproject.toml keeps it (issue 23)...
+        // PyTorch's list is not the top level's: pyproject.toml keeps it...
         assert_eq!(
             origin(&[], &all[2..]),
             ("pyproject.toml".into(), "75".into())

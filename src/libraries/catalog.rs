@@ -1,8 +1,8 @@
-//! The built-in catalogue of CUDA libraries (contract §3), per CUDA major: which headers prove
+//! The built-in catalogue of CUDA libraries , per CUDA major: which headers prove
 //! a library is there, which shared/static libraries to link, and which NVIDIA wheel provides
 //! it at run time and where that wheel puts it inside site-packages.
 //!
-//! Facts from `shared/facts/nvidia-wheels.md` (read from the real wheels): CUDA 11/12 wheels use
+//! Facts read from NVIDIA's real wheels: CUDA 11/12 wheels use
 //! one folder per component (`nvidia/cublas/`), CUDA 13 toolkit wheels share `nvidia/cu13/`,
 //! and nccl/cudnn/nvshmem keep `nvidia/<name>/` with `-cu12`/`-cu13` twins that collide, so a
 //! wheel's major is told by its distribution name, never by its folder or SONAMEs.

@@ -1,6 +1,6 @@
 //! Stage 4, library discovery: for each CUDA library a target uses (catalogued or declared in
-//! `[tool.cudawheel.library.<name>]`), find its headers and libraries in the contract's order
-//! (§3) and record which distribution provides it at run time.
+//! `[tool.cudawheel.library.<name>]`), find its headers and libraries in the documented order
+//! (docs/explanations/discovery.md) and record which distribution provides it at run time.
 //!
 //! Order, first hit wins: `<PREFIX>_INCLUDE_PATH`/`_LIBRARY_PATH` (+ `_LDFLAGS`) else
 //! `<PREFIX>_DIR`; NVIDIA wheels on `sys.path` (told apart by their distribution, never by

@@ -1,4 +1,4 @@
-//! The generated `<package>/_cuda_libs.py` (contract §6): a pure renderer.
+//! The generated `<package>/_cuda_libs.py`: a pure renderer.
 //!
 //! `preload()` checks the CUDA driver (through libcuda's `cuDriverGetVersion`, when a driver is
 //! installed) and the GPUs CUDA would use (through NVML, never `cuInit`: importing a package must

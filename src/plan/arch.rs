@@ -272,7 +272,7 @@ pub fn parse_items(items: &[String], key: &str, origin: &Origin) -> Result<ArchL
     })
 }
 
-/// The default `archs` of contract §4 for a CUDA major.
+/// The default `archs` for a CUDA major (docs/explanations/architectures.md).
 pub fn default_archs(major: u32) -> &'static [u32] {
     match major {
         11 => &[70, 75, 80, 86],

@@ -287,7 +287,7 @@ pub(crate) fn probe_nvcc(path: &Path, origin: NvccOrigin) -> Result<Nvcc, Toolch
     })
 }
 
-/// System nvcc candidates in contract order, each with a label for messages.
+/// System nvcc candidates in the documented order, each with a label for messages.
 fn system_candidates(env: &Env) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     if let Some(p) = env_path(env, "CUDACXX") {
@@ -497,7 +497,7 @@ pub struct NvccCandidate {
     pub probe: Option<Result<Nvcc, ToolchainError>>,
 }
 
-/// Every nvcc candidate, system ones in contract order (unset variables included, so a
+/// Every nvcc candidate, system ones in the documented order (unset variables included, so a
 /// report shows them), then the NVIDIA wheels on `sys.path`.
 pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
     let found = system_candidates(env);
