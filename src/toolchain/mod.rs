@@ -341,8 +341,7 @@ fn system_candidates(env: &Env) -> Vec<(PathBuf, String)> {
 
 fn pip_candidates(python: &PythonInfo) -> Vec<(PathBuf, PathBuf)> {
     python
-        .sys_path
-        .iter()
+        .toolkit_sites()
         .map(|site| (site.join("nvidia/cu13/bin/nvcc"), site.clone()))
         .filter(|(p, _)| is_executable(p))
         .collect()
@@ -568,7 +567,7 @@ pub fn discover(
             let probes = system_candidates(env)
                 .into_iter()
                 .map(|(p, label)| format!("{} ({label})", p.display()))
-                .chain(python.sys_path.iter().map(|s| {
+                .chain(python.toolkit_sites().map(|s| {
                     format!(
                         "{} (NVIDIA wheel)",
                         s.join("nvidia/cu13/bin/nvcc").display()
