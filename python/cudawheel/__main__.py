@@ -172,7 +172,8 @@ def _check(what) -> int:
         for v in verdicts:
             fail = v.verdict in ("no-code", "ptx-driver-too-old")
             bad = bad or fail
-            print(f"  GPU {v.index} ({v.name}, {v.sm}): {v.verdict}" + (f": {v.message.splitlines()[0]}" if v.message else ""))
+            detail = f": {v.message.splitlines()[0]}" if v.message else ""
+            print(f"  GPU {v.index} ({v.name}, {v.sm}): {v.verdict}{detail}")
     return 1 if bad else 0
 
 
