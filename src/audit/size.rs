@@ -352,6 +352,56 @@ pub fn release(dir: &Path) -> Result<Release, SizeError> {
 mod tests {
     use super::*;
 
+    fn wheel(dir: &Path, name: &str, tag: &str) -> u64 {
+        use std::io::Write;
+        let path = dir.join(name);
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        z.start_file("p-1.dist-info/WHEEL", opts).unwrap();
+        z.write_all(format!("Wheel-Version: 1.0\nTag: {tag}\n").as_bytes())
+            .unwrap();
+        z.finish().unwrap();
+        std::fs::metadata(&path).unwrap().len()
+    }
+
+    #[test]
+    fn release_totals_per_wheel_and_project_in_file_name_order() {
+        let d = tempfile::tempdir().unwrap();
+        let b = wheel(d.path(), "b-1-py3-none-any.whl", "py3-none-any");
+        let a1 = wheel(
+            d.path(),
+            "a-1-cp39-abi3-linux_x86_64.whl",
+            "cp39-abi3-linux_x86_64",
+        );
+        let a2 = wheel(
+            d.path(),
+            "a-1-cp310-abi3-linux_x86_64.whl",
+            "cp310-abi3-linux_x86_64",
+        );
+        std::fs::write(d.path().join("notes.txt"), "not a wheel").unwrap();
+        let rep = release(d.path()).unwrap();
+        let names: Vec<&str> = rep.wheels.iter().map(|w| w.wheel.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "a-1-cp310-abi3-linux_x86_64.whl",
+                "a-1-cp39-abi3-linux_x86_64.whl",
+                "b-1-py3-none-any.whl"
+            ]
+        );
+        assert_eq!(rep.total_bytes, a1 + a2 + b);
+        let projects: Vec<(&str, u64, u64)> = rep
+            .projects
+            .iter()
+            .map(|p| (p.project.as_str(), p.wheels, p.bytes))
+            .collect();
+        assert_eq!(projects, [("a", 2, a1 + a2), ("b", 1, b)]);
+        assert!(rep
+            .projects
+            .iter()
+            .all(|p| p.gpu_bytes == 0 && p.duplicated_gpu_bytes == 0));
+    }
+
     #[test]
     fn per_python_wheels_are_told_apart() {
         assert!(per_python("p-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl"));

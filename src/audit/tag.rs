@@ -148,6 +148,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_tag_keeps_its_parts_and_any_python_keeps_the_platform() {
+        let tag = WheelTag {
+            python: "cp39".into(),
+            abi: "abi3".into(),
+            platform: "manylinux_2_17_x86_64".into(),
+        };
+        assert_eq!(tag.to_string(), "cp39-abi3-manylinux_2_17_x86_64");
+        assert_eq!(
+            tag.any_python().to_string(),
+            "py3-none-manylinux_2_17_x86_64"
+        );
+    }
+
+    #[test]
     fn elf_machine_must_be_the_wheels() {
         let mut report = ElfReport {
             soname: None,
