@@ -1,6 +1,8 @@
-//! The only file that knows Python: one entry point the `cudawheel` package's hooks call.
-//! Inputs arrive as JSON strings (config settings, facts about the interpreter); the result
-//! goes back as JSON. Errors become `cudawheel._core.BuildError` with the rendered message.
+//! The only file that knows Python: one typed function per PEP 517 hook and per
+//! `python -m cudawheel` operation. Config settings arrive as a `dict[str, str]`, the facts
+//! about the interpreter as JSON (`cudawheel._python_info()`); reports go back as JSON text.
+//! Errors become `cudawheel._core.BuildError` with the rendered message. The GIL is released
+//! while Rust works.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,144 +10,239 @@ use std::path::Path;
 use pyo3::create_exception;
 use pyo3::prelude::*;
 
-use crate::config::Overrides;
-use crate::config::PythonInfo;
+use crate::commands;
+use crate::config::{Overrides, PythonInfo};
 use crate::error::Error;
 use crate::pep517::{self, Request};
 
 create_exception!(_core, BuildError, pyo3::exceptions::PyException);
 
-/// The config settings and interpreter facts every entry point receives as JSON.
-fn parse_inputs(settings_json: &str, python_json: &str) -> Result<(Overrides, PythonInfo), String> {
-    let settings: BTreeMap<String, String> = serde_json::from_str(settings_json)
-        .map_err(|e| format!("cudawheel: internal error: bad settings: {e}"))?;
+type Settings = BTreeMap<String, String>;
+
+/// The overrides (settings + this process's environment) and interpreter facts of a call.
+fn inputs(settings: Settings, python_json: &str) -> Result<(Overrides, PythonInfo), String> {
     let python: PythonInfo = serde_json::from_str(python_json)
         .map_err(|e| format!("cudawheel: internal error: bad interpreter facts: {e}"))?;
     Ok((Overrides::from_process_env(settings), python))
 }
 
-fn run(
-    hook: &str,
-    source_tree: &str,
-    output_dir: Option<&str>,
-    metadata_dir: Option<&str>,
-    settings_json: &str,
-    python_json: &str,
-) -> Result<String, String> {
-    let (overrides, python) = parse_inputs(settings_json, python_json)?;
-    let req = Request {
-        source_tree: Path::new(source_tree),
-        overrides: &overrides,
-        python: &python,
-    };
-    let out = || Path::new(output_dir.unwrap_or("."));
-    let result = match hook {
-        "get_requires_for_build_wheel" | "get_requires_for_build_editable" => {
-            pep517::get_requires_for_build_wheel(&req).map(|v| serde_json::json!(v))
-        }
-        "get_requires_for_build_sdist" => {
-            pep517::get_requires_for_build_sdist(&req).map(|v| serde_json::json!(v))
-        }
-        "prepare_metadata_for_build_wheel" | "prepare_metadata_for_build_editable" => {
-            pep517::prepare_metadata_for_build_wheel(&req, out()).map(|v| serde_json::json!(v))
-        }
-        "build_wheel" => pep517::build_wheel(&req, out(), metadata_dir.map(Path::new))
-            .map(|v| serde_json::json!(v)),
-        "build_editable" => pep517::build_editable(&req, out(), metadata_dir.map(Path::new))
-            .map(|v| serde_json::json!(v)),
-        "build_sdist" => pep517::build_sdist(&req, out()).map(|v| serde_json::json!(v)),
-        "doctor" => Ok(serde_json::json!(crate::doctor::report(
-            req.source_tree,
-            req.overrides,
-            req.python
-        ))),
-        "audit" => crate::audit::wheel_audit::audit_wheel(Path::new(source_tree))
-            .map(|v| serde_json::json!(v.iter().map(ToString::to_string).collect::<Vec<_>>()))
-            .map_err(Error::from),
-        "gpu_code" => crate::audit::wheel_audit::gpu_code_of_wheel(Path::new(source_tree))
-            .map(|v| serde_json::json!(v))
-            .map_err(Error::from),
-        other => return Err(format!("cudawheel: internal error: unknown hook {other}")),
-    };
-    result.map(|v| v.to_string()).map_err(|e| crate::render(&e))
-}
-
-/// `hook(name, source_tree, output_dir, metadata_dir, settings_json, python_json) -> json`
-#[pyfunction]
-#[pyo3(signature = (name, source_tree, output_dir, metadata_dir, settings_json, python_json))]
-fn hook(
+/// Runs `f` on the request for `source_tree` without the GIL; an error becomes `BuildError`.
+fn with_request<T: Send>(
     py: Python<'_>,
-    name: &str,
     source_tree: &str,
-    output_dir: Option<&str>,
-    metadata_dir: Option<&str>,
-    settings_json: &str,
+    settings: Settings,
     python_json: &str,
-) -> PyResult<String> {
+    f: impl FnOnce(&Request<'_>) -> Result<T, Error> + Send,
+) -> PyResult<T> {
     py.detach(|| {
-        run(
-            name,
-            source_tree,
-            output_dir,
-            metadata_dir,
-            settings_json,
-            python_json,
-        )
-    })
-    .map_err(BuildError::new_err)
-}
-
-/// `build_matrix(source_tree, output_dir, majors, settings_json, python_json, library=True)
-/// -> [paths]`: one wheel per CUDA major (and the variants index for a variant build); an
-/// empty `majors`: the wheels of the configured major (`pep517::build_wheels`). `library`:
-/// with `split = "library"`, also write the library wheel.
-#[pyfunction]
-#[pyo3(signature = (source_tree, output_dir, majors, settings_json, python_json, library=true))]
-fn build_matrix(
-    py: Python<'_>,
-    source_tree: &str,
-    output_dir: &str,
-    majors: Vec<u32>,
-    settings_json: &str,
-    python_json: &str,
-    library: bool,
-) -> PyResult<Vec<String>> {
-    py.detach(|| -> Result<Vec<String>, String> {
-        let (overrides, python) = parse_inputs(settings_json, python_json)?;
+        let (overrides, python) = inputs(settings, python_json)?;
         let req = Request {
             source_tree: Path::new(source_tree),
             overrides: &overrides,
             python: &python,
         };
-        let out = Path::new(output_dir);
-        let written = if majors.is_empty() {
-            pep517::build_wheels(&req, out, library)
-        } else {
-            pep517::build_matrix(&req, out, &majors, library)
-        };
-        written
-            .map(|v| v.iter().map(|p| p.display().to_string()).collect())
-            .map_err(|e| crate::render(&e))
+        f(&req).map_err(|e| crate::render(&e))
     })
     .map_err(BuildError::new_err)
+}
+
+/// Runs `f` without the GIL; an error becomes `BuildError`.
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
+    py.detach(|| f().map_err(|e| crate::render(&e)))
+        .map_err(BuildError::new_err)
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String, Error> {
+    // Plain data (strings, numbers, maps): serializing cannot fail.
+    Ok(serde_json::to_string(value).unwrap_or_default())
+}
+
+fn paths(written: Vec<std::path::PathBuf>) -> Vec<String> {
+    written.iter().map(|p| p.display().to_string()).collect()
+}
+
+#[pyfunction]
+fn get_requires_for_build_wheel(
+    py: Python<'_>,
+    source_tree: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Vec<String>> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::get_requires_for_build_wheel(req)
+    })
+}
+
+#[pyfunction]
+fn get_requires_for_build_editable(
+    py: Python<'_>,
+    source_tree: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Vec<String>> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::get_requires_for_build_editable(req)
+    })
+}
+
+#[pyfunction]
+fn get_requires_for_build_sdist(
+    py: Python<'_>,
+    source_tree: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Vec<String>> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::get_requires_for_build_sdist(req)
+    })
+}
+
+#[pyfunction]
+fn prepare_metadata_for_build_wheel(
+    py: Python<'_>,
+    source_tree: &str,
+    metadata_directory: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<String> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::prepare_metadata_for_build_wheel(req, Path::new(metadata_directory))
+    })
+}
+
+#[pyfunction]
+fn prepare_metadata_for_build_editable(
+    py: Python<'_>,
+    source_tree: &str,
+    metadata_directory: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<String> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::prepare_metadata_for_build_editable(req, Path::new(metadata_directory))
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (source_tree, wheel_directory, metadata_directory, settings, python_json))]
+fn build_wheel(
+    py: Python<'_>,
+    source_tree: &str,
+    wheel_directory: &str,
+    metadata_directory: Option<&str>,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<String> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::build_wheel(
+            req,
+            Path::new(wheel_directory),
+            metadata_directory.map(Path::new),
+        )
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (source_tree, wheel_directory, metadata_directory, settings, python_json))]
+fn build_editable(
+    py: Python<'_>,
+    source_tree: &str,
+    wheel_directory: &str,
+    metadata_directory: Option<&str>,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<String> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::build_editable(
+            req,
+            Path::new(wheel_directory),
+            metadata_directory.map(Path::new),
+        )
+    })
+}
+
+#[pyfunction]
+fn build_sdist(
+    py: Python<'_>,
+    source_tree: &str,
+    sdist_directory: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<String> {
+    with_request(py, source_tree, settings, python_json, |req| {
+        pep517::build_sdist(req, Path::new(sdist_directory))
+    })
+}
+
+/// `doctor(project, settings, python_json) -> str`: the report (never fails on the project).
+#[pyfunction]
+fn doctor(
+    py: Python<'_>,
+    project: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<String> {
+    with_request(py, project, settings, python_json, |req| {
+        Ok(crate::doctor::report(
+            req.source_tree,
+            req.overrides,
+            req.python,
+        ))
+    })
+}
+
+/// `wheels(project, output_dir, majors, settings, python_json, library=True) -> [paths]`: one
+/// build per CUDA major (none: the configured one), with `split = "library"` the binding wheel
+/// and, when `library`, the library wheel; for a variant build then the variants index.
+#[pyfunction]
+#[pyo3(signature = (project, output_dir, majors, settings, python_json, library=true))]
+fn wheels(
+    py: Python<'_>,
+    project: &str,
+    output_dir: &str,
+    majors: Vec<u32>,
+    settings: Settings,
+    python_json: &str,
+    library: bool,
+) -> PyResult<Vec<String>> {
+    with_request(py, project, settings, python_json, |req| {
+        commands::matrix(req, Path::new(output_dir), &majors, library).map(paths)
+    })
+}
+
+/// `audit(wheel) -> json`: `{"violations": [str], "gpu_code": {elf: {...}}}`.
+#[pyfunction]
+fn audit(py: Python<'_>, wheel: &str) -> PyResult<String> {
+    detached(py, || to_json(&commands::audit(Path::new(wheel))?))
+}
+
+/// `size_report(dir) -> json`: the release report of the wheels in `dir`.
+#[pyfunction]
+fn size_report(py: Python<'_>, dir: &str) -> PyResult<String> {
+    detached(py, || to_json(&commands::size_report(Path::new(dir))?))
 }
 
 /// `variants_json(dir) -> [paths]`: (re)writes `<name>-<version>-variants.json` from the
 /// variant wheels in `dir`.
 #[pyfunction]
 fn variants_json(py: Python<'_>, dir: &str) -> PyResult<Vec<String>> {
-    py.detach(|| {
-        crate::package::variants::index_for_dir(Path::new(dir))
-            .map(|v| v.iter().map(|p| p.display().to_string()).collect())
-            .map_err(|e| crate::render(&Error::from(e)))
-    })
-    .map_err(BuildError::new_err)
+    detached(py, || commands::variants_json(Path::new(dir)).map(paths))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(hook, m)?)?;
-    m.add_function(wrap_pyfunction!(build_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(get_requires_for_build_wheel, m)?)?;
+    m.add_function(wrap_pyfunction!(get_requires_for_build_editable, m)?)?;
+    m.add_function(wrap_pyfunction!(get_requires_for_build_sdist, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_metadata_for_build_wheel, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_metadata_for_build_editable, m)?)?;
+    m.add_function(wrap_pyfunction!(build_wheel, m)?)?;
+    m.add_function(wrap_pyfunction!(build_editable, m)?)?;
+    m.add_function(wrap_pyfunction!(build_sdist, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(wheels, m)?)?;
+    m.add_function(wrap_pyfunction!(audit, m)?)?;
+    m.add_function(wrap_pyfunction!(size_report, m)?)?;
     m.add_function(wrap_pyfunction!(variants_json, m)?)?;
     m.add("BuildError", m.py().get_type::<BuildError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -17,14 +17,16 @@
 //!
 //! Shared by every stage: `inspect/` (ELF, fatbin, manylinux policy and dist-info readers),
 //! `hint.rs`, `ui.rs` (the only place that prints). Composers: `resolve/` (stages 1-5 as one
-//! `Resolution`, shared by the hooks and `doctor`), `pep517.rs` (the hooks), `doctor.rs` (the
-//! report); `error.rs` gathers the stages' errors; `bridge.rs` is the only file that knows
-//! Python.
+//! `Resolution`, shared by the hooks and `doctor`), `pipeline.rs` (the build: resolve, compile,
+//! audit, package, the finished wheels' audit and size, the summary), `pep517.rs` (the hooks),
+//! `commands.rs` (the CLI's operations), `doctor.rs` (the report); `error.rs` gathers the
+//! stages' errors; `bridge.rs` is the only file that knows Python.
 
 pub mod audit;
 pub mod bindings;
 #[cfg(feature = "python")]
 mod bridge;
+pub mod commands;
 pub mod compile;
 pub mod config;
 pub mod doctor;
@@ -36,6 +38,7 @@ pub mod inspect;
 pub mod libraries;
 pub mod package;
 pub mod pep517;
+pub mod pipeline;
 pub mod plan;
 pub mod resolve;
 pub mod toolchain;

@@ -346,7 +346,7 @@ def test_thread_budget_and_memory_admission(toolkit_python, tmp_path):
     # passes: 2 each; never more threads than passes).
     log = run([toolkit_python, *wheel, "-C", "jobs=4"], env=clean_env()).stderr
     lines = nvcc_lines(log)
-    assert len(lines) == 2 and all(re.search(r" --threads 2$", l) for l in lines), lines
+    assert len(lines) == 2 and all(re.search(r" --threads 2$", ln) for ln in lines), lines
     assert "scheduler: 4 slots, memory for parallel steps:" in log
     assert "(MemAvailable)" in log or "(the memory cgroup " in log, log
     # The records now hold each step's peak memory; with a limit below two of them, the
@@ -367,7 +367,7 @@ def test_thread_budget_and_memory_admission(toolkit_python, tmp_path):
     # More compiles than slots: nvcc gets no --threads (nvcc's default of 1).
     log = run([toolkit_python, *wheel, "-C", "jobs=1", "-C", "build-dir=build/b1"], env=clean_env()).stderr
     lines = nvcc_lines(log)
-    assert len(lines) == 2 and not any("--threads" in l for l in lines), lines
+    assert len(lines) == 2 and not any("--threads" in ln for ln in lines), lines
 
 
 def test_doctor_shows_the_archs_and_where_they_come_from(backend_python, cu13_home, tmp_path):

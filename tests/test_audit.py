@@ -27,7 +27,7 @@ def rewrite(src: Path, dest: Path, replace: dict[str, bytes]) -> Path:
 def test_audit_passes_on_built_wheels(toolkit_python, tmp_path):
     wheels = [build(toolkit_python, tmp_path / ex, ex) for ex in ("saxpy", "shared_calc")]
     proc = run([toolkit_python, "-m", "cudawheel", "audit", *wheels], env=clean_env())
-    assert [l for l in proc.stdout.splitlines() if not l.startswith("  ")] == [f"OK   {w}" for w in wheels]
+    assert [ln for ln in proc.stdout.splitlines() if not ln.startswith("  ")] == [f"OK   {w}" for w in wheels]
     # Each ELF's GPU code follows its wheel's line (issue 13).
     assert "  GPU code saxpy/_core.abi3.so: SASS sm_90 | PTX compute_90 | PTX ISA 9." in proc.stdout
 
@@ -43,7 +43,7 @@ def test_audit_names_each_problem(toolkit_python, tmp_path):
     so = work / "saxpy/_core.abi3.so"
     run([patchelf, "--force-rpath", "--set-rpath", "/usr/local/cuda/lib64", so])
     metadata = (work / metadata_name).read_bytes()
-    stripped = b"\n".join(l for l in metadata.split(b"\n") if not l.startswith(b"Requires-Dist:"))
+    stripped = b"\n".join(ln for ln in metadata.split(b"\n") if not ln.startswith(b"Requires-Dist:"))
     broken = rewrite(wheel, tmp_path / wheel.name.replace("out", ""), {
         "saxpy/_core.abi3.so": so.read_bytes(), metadata_name: stripped})
     proc = run([toolkit_python, "-m", "cudawheel", "audit", broken], env=clean_env(), check=False)

@@ -12,7 +12,6 @@ downloads nothing (the same setting makes a fresh project fail: the control)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -20,8 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (CACHE, REPO, ZIG_REQUIREMENT, Wheel, clean_env, copy_example, make_venv,
-                      readelf_dynamic, run, zig_env)
+from conftest import (
+    CACHE,
+    REPO,
+    ZIG_REQUIREMENT,
+    Wheel,
+    clean_env,
+    copy_example,
+    make_venv,
+    readelf_dynamic,
+    run,
+    zig_env,
+)
 
 TAG = "manylinux_2_28_aarch64"
 PLATFORMS = ["--platform", "manylinux_2_28_aarch64", "--platform", "manylinux2014_aarch64"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+
 import tomllib
 
 from conftest import REPO, clean_env, copy_example, run, toolkit_home
@@ -38,7 +39,7 @@ def test_cibuildwheel_cuda13_settings(backend_python, tmp_path):
 
 def test_cibuildwheel_cuda12_settings(backend_python, tmp_path):
     (sh,) = [b for b in blocks(CIBW, "sh") if "CIBW_ENVIRONMENT_LINUX" in b]
-    line = next(l for l in sh.splitlines() if l.startswith("CIBW_ENVIRONMENT_LINUX="))
+    line = next(ln for ln in sh.splitlines() if ln.startswith("CIBW_ENVIRONMENT_LINUX="))
     settings = dict(item.split("=", 1) for item in shlex.split(shlex.split(line)[0].split("=", 1)[1]))
     assert settings["CUDA_HOME"] == "/usr/local/cuda-12.8"
     assert "cuda-nvcc-12-8" in sh  # the RPMs install to the CUDA_HOME above
@@ -57,7 +58,7 @@ def test_readme_quick_start_is_three_commands_on_real_files():
     readme = (REPO / "README.md").read_text()
     section = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     (block,) = blocks(section, "bash")
-    commands = [l for l in block.splitlines() if l.strip()]
+    commands = [ln for ln in block.splitlines() if ln.strip()]
     assert len(commands) == 3, commands
     assert (REPO / "scripts/build-backend.sh").exists() and (REPO / "examples/saxpy/pyproject.toml").exists()
     assert "pip wheel --no-deps -w dist examples/saxpy" in commands[1]

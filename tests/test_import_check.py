@@ -12,14 +12,12 @@ driver imports, CUDAWHEEL_SKIP_GPU_CHECK=1 and `check-gpu = false` skip, an expl
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
 
 import pytest
+from test_archs import build_driver, cuobjdump
 
 from conftest import Wheel, clean_env, copy_example, run
-from test_archs import build_driver, cuobjdump
 
 INIT = '"""{name}: imports its extension directly, as most packages do."""\n\nfrom ._core import saxpy\n'
 

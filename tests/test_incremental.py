@@ -246,7 +246,8 @@ def test_make_jobserver_limits_nested_builds(backend_python, cu13_home, tmp_path
     projects = [many_files_project(tmp_path / f"p{i}") for i in (0, 1)]
     env = clean_env(CUDA_HOME=cu13_home, CUDAWHEEL_JOBS="4", CUDAWHEEL_ARCHS=ARCH,
                     CUDAWHEEL_COMPILER_LAUNCHER=launcher)
-    cmd = lambda p: [str(backend_python), "-m", "cudawheel", "wheel", str(p), "-o", str(p / "dist")]
+    def cmd(p):
+        return [str(backend_python), "-m", "cudawheel", "wheel", str(p), "-o", str(p / "dist")]
 
     # Control: no make, both at once.
     with ThreadPoolExecutor(2) as pool:

@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_torch import new_venv, uv, uv_env
 
 from conftest import Wheel, clean_env, copy_example, make_venv, readelf_dynamic, run
-from test_torch import new_venv, uv, uv_env
 
 # What the venv that builds without isolation holds: jax from PyPI (CPU), nanobind, and the
 # CUDA 13 toolkit from NVIDIA's wheels.

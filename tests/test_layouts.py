@@ -5,7 +5,6 @@ another CUDA major."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest

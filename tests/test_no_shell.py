@@ -13,8 +13,9 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from conftest import Wheel, clean_env, run
 from test_errors import fails
+
+from conftest import Wheel, clean_env, run
 
 SAME = "constexpr bool same(const char *a, const char *b) { return *a == *b && (*a == 0 || same(a + 1, b + 1)); }\n"
 

@@ -178,10 +178,10 @@ sources = ["csrc/k.c"]
 def discovery_project(tmp: Path, ext: str, tool: str = "", version: str = 'version = "1.2"') -> Path:
     """A C-only project (no nvcc needed) with packages to find and folders not to ship."""
     proj = tmp / "proj"
+    mod = ext.rsplit(".", 1)[-1]
     for d, files in {
-        "csrc": {"k.c": '#include <Python.h>\nstatic struct PyModuleDef m = {PyModuleDef_HEAD_INIT, "%s", 0, -1, 0};\n'
-                        'PyMODINIT_FUNC PyInit_%s(void) { return PyModule_Create(&m); }\n'
-                        % (ext.rsplit(".", 1)[-1], ext.rsplit(".", 1)[-1])},
+        "csrc": {"k.c": f'#include <Python.h>\nstatic struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, "{mod}", 0, -1, 0}};\n'
+                        f'PyMODINIT_FUNC PyInit_{mod}(void) {{ return PyModule_Create(&m); }}\n'},
         "disco": {"__init__.py": '__version__ = "2.0.1"\n'},
         "disco/sub": {"__init__.py": "", "data.json": "{}"},
         "helpers": {"__init__.py": "X = 1\n"},

@@ -39,7 +39,7 @@ def generate(root: Path) -> int:
         d = inc.joinpath(*[f"d{i}" for i in range(level)])
         d.mkdir(parents=True, exist_ok=True)
         nxt = "/".join([f"d{i}" for i in range(level + 1)] + [f"level{level + 1}.h"])
-        body = f'#include "{nxt}"\n' if level + 1 < DEPTH else "#define DEEPEST %d\n" % DEPTH
+        body = f'#include "{nxt}"\n' if level + 1 < DEPTH else f"#define DEEPEST {DEPTH}\n"
         (d / f"level{level}.h").write_text(f"#pragma once\n{body}#define LEVEL{level} {level}\n")
     # Each header's include is relative to include/, so -Iinclude resolves the whole chain.
     expected = 0

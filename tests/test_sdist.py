@@ -7,8 +7,9 @@ from __future__ import annotations
 import shutil
 import sys
 import tarfile
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from conftest import Wheel, clean_env, copy_example, run
 

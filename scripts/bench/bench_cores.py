@@ -112,7 +112,8 @@ def main() -> None:
     f, c = statistics.median(times["floor"]), statistics.median(times["cudawheel"])
     print(f"| measure ({cores} cores, {args.rounds} interleaved rounds, median) | seconds | ratio |")
     print("| --- | --- | --- |")
-    print(f"| hand-run floor: {len(nvcc)} nvcc at once, --threads 0, cudawheel's flags, + host compile + link | {f:.2f} | 1.00 |")
+    print(f"| hand-run floor: {len(nvcc)} nvcc at once, --threads 0, cudawheel's flags, + host compile + link "
+          f"| {f:.2f} | 1.00 |")
     print(f"| cudawheel cold build | {c:.2f} | {c / f:.2f} |")
     shutil.rmtree(work, ignore_errors=True)
     if c / f > 1.1:

@@ -187,7 +187,8 @@ def setup(cuda_home: str | None) -> tuple[Path, dict]:
     py = WORK / "venv/bin/python"
     if not py.exists():
         subprocess.run([sys.executable, "-m", "venv", WORK / "venv"], check=True)
-    subprocess.run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheels[-1]], env=env, check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheels[-1]], env=env,
+                   check=True)
     env.update(CUDA_HOME=home, SOURCE_DATE_EPOCH="1700000000")
     return py, env
 

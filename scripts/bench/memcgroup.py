@@ -24,7 +24,7 @@ V2 = Path("/sys/fs/cgroup")
 def _v2_parent() -> Path | None:
     """The v2 cgroup this process is in, when it delegates the memory controller to children."""
     try:
-        line = next(l for l in Path("/proc/self/cgroup").read_text().splitlines() if l.startswith("0::"))
+        line = next(ln for ln in Path("/proc/self/cgroup").read_text().splitlines() if ln.startswith("0::"))
     except (OSError, StopIteration):
         return None
     parent = V2 / line[3:].lstrip("/")
@@ -58,7 +58,7 @@ class MemoryCgroup:
     def _file(self, v1: str, v2: str) -> Path:
         return self.dir / (v1 if self.v1 else v2)
 
-    def __enter__(self) -> "MemoryCgroup":
+    def __enter__(self) -> MemoryCgroup:
         self.dir.mkdir()
         self._file("memory.limit_in_bytes", "memory.max").write_text(str(self.limit))
         if not self.v1:

@@ -19,7 +19,8 @@ VERSION = sys.argv[1] if len(sys.argv) > 1 else "6.8.2"
 OUT = Path(__file__).resolve().parents[2] / "src/inspect/data/manylinux-policy.json"
 
 with tempfile.TemporaryDirectory() as tmp:
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, f"auditwheel=={VERSION}"], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, f"auditwheel=={VERSION}"],
+                   check=True)
     wheel = glob.glob(f"{tmp}/auditwheel-*.whl")[0]
     policies = json.loads(zipfile.ZipFile(wheel).read("auditwheel/policy/manylinux-policy.json"))
 

@@ -188,9 +188,219 @@ pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> 
     })
 }
 
+/// `python -m cudawheel size DIR`: what a folder of wheels costs on PyPI.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Release {
+    /// Every `*.whl` in the folder, by file name.
+    pub wheels: Vec<WheelSize>,
+    /// Per distribution name (the file name's first part), in the order first met.
+    pub projects: Vec<ProjectSize>,
+    pub total_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WheelSize {
+    /// The file name.
+    pub wheel: String,
+    pub bytes: u64,
+    /// The `.nv_fatbin` sections of its ELF members.
+    pub gpu_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProjectSize {
+    pub project: String,
+    pub wheels: u64,
+    pub bytes: u64,
+    pub gpu_bytes: u64,
+    /// GPU code byte-identical across wheels of one version, platform and variant (one wheel
+    /// per CPython version): every copy but one, what one library wheel would save.
+    pub duplicated_gpu_bytes: u64,
+}
+
+/// Version, platform tags and the variant (`variant.json`'s digest): wheels of one project that
+/// agree on these could share one library wheel.
+type Group = (String, Vec<String>, Option<[u8; 32]>);
+
+/// One wheel as the release report reads it.
+struct Scanned {
+    size: WheelSize,
+    project: String,
+    group: Group,
+    /// Each fatbin: (bytes, digest).
+    fatbins: Vec<(u64, [u8; 32])>,
+}
+
+fn digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).into()
+}
+
+fn scan(path: &Path) -> std::io::Result<Scanned> {
+    let bad = |e| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+    let wheel = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut parts = wheel.trim_end_matches(".whl").split('-');
+    let project = parts.next().unwrap_or_default().to_string();
+    let version = parts.next().unwrap_or_default().to_string();
+    let bytes = std::fs::metadata(path)?.len();
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(path)?).map_err(bad)?;
+    let (mut platforms, mut variant, mut fatbins) = (Vec::new(), None, Vec::new());
+    for i in 0..zip.len() {
+        let mut f = zip.by_index(i).map_err(bad)?;
+        let name = f.name().to_string();
+        let wanted = name.ends_with(".dist-info/WHEEL")
+            || name.ends_with(".dist-info/variant.json")
+            || name.ends_with(".so")
+            || name.contains(".so.");
+        if !wanted {
+            continue;
+        }
+        let mut data = Vec::new();
+        f.read_to_end(&mut data)?;
+        if name.ends_with(".dist-info/WHEEL") {
+            let text = String::from_utf8_lossy(&data);
+            let tags = text.lines().filter_map(|l| l.strip_prefix("Tag:"));
+            platforms = tags
+                .filter_map(|t| t.trim().rsplit('-').next().map(str::to_string))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+        } else if name.ends_with(".dist-info/variant.json") {
+            variant = Some(digest(&data));
+        } else if let Some(section) = fatbin_section(&data).filter(|s| !s.is_empty()) {
+            fatbins.push((section.len() as u64, digest(section)));
+        }
+    }
+    Ok(Scanned {
+        size: WheelSize {
+            wheel,
+            bytes,
+            gpu_bytes: fatbins.iter().map(|(n, _)| n).sum(),
+        },
+        project,
+        group: (version, platforms, variant),
+        fatbins,
+    })
+}
+
+/// The release report of every `*.whl` in `dir` (sorted by name).
+pub fn release(dir: &Path) -> Result<Release, SizeError> {
+    let read = |wheel: &Path, source| SizeError::Read {
+        wheel: wheel.display().to_string(),
+        source,
+    };
+    let mut names: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| read(dir, e))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    names.sort();
+    let scanned = names
+        .iter()
+        .map(|p| scan(p).map_err(|e| read(p, e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Release::default();
+    // (project, group) -> digest -> (bytes, copies)
+    type Copies = std::collections::BTreeMap<[u8; 32], (u64, u64)>;
+    let mut groups: Vec<((String, &Group), Copies)> = Vec::new();
+    for w in &scanned {
+        let index = match out.projects.iter().position(|p| p.project == w.project) {
+            Some(i) => i,
+            None => {
+                out.projects.push(ProjectSize {
+                    project: w.project.clone(),
+                    wheels: 0,
+                    bytes: 0,
+                    gpu_bytes: 0,
+                    duplicated_gpu_bytes: 0,
+                });
+                out.projects.len() - 1
+            }
+        };
+        let p = &mut out.projects[index];
+        p.wheels += 1;
+        p.bytes += w.size.bytes;
+        p.gpu_bytes += w.size.gpu_bytes;
+        let key = (w.project.clone(), &w.group);
+        let copies = match groups.iter().position(|(k, _)| *k == key) {
+            Some(i) => &mut groups[i].1,
+            None => {
+                groups.push((key, Copies::new()));
+                &mut groups.last_mut().expect("just pushed").1
+            }
+        };
+        for (n, d) in &w.fatbins {
+            copies.entry(*d).or_insert((*n, 0)).1 += 1;
+        }
+        out.total_bytes += w.size.bytes;
+        out.wheels.push(w.size.clone());
+    }
+    for ((project, _), copies) in groups {
+        let dup: u64 = copies.values().map(|(n, c)| n * (c - 1)).sum();
+        if let Some(p) = out.projects.iter_mut().find(|p| p.project == project) {
+            p.duplicated_gpu_bytes += dup;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn wheel(dir: &Path, name: &str, tag: &str) -> u64 {
+        use std::io::Write;
+        let path = dir.join(name);
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let opts = zip::write::SimpleFileOptions::default();
+        z.start_file("p-1.dist-info/WHEEL", opts).unwrap();
+        z.write_all(format!("Wheel-Version: 1.0\nTag: {tag}\n").as_bytes())
+            .unwrap();
+        z.finish().unwrap();
+        std::fs::metadata(&path).unwrap().len()
+    }
+
+    #[test]
+    fn release_totals_per_wheel_and_project_in_file_name_order() {
+        let d = tempfile::tempdir().unwrap();
+        let b = wheel(d.path(), "b-1-py3-none-any.whl", "py3-none-any");
+        let a1 = wheel(
+            d.path(),
+            "a-1-cp39-abi3-linux_x86_64.whl",
+            "cp39-abi3-linux_x86_64",
+        );
+        let a2 = wheel(
+            d.path(),
+            "a-1-cp310-abi3-linux_x86_64.whl",
+            "cp310-abi3-linux_x86_64",
+        );
+        std::fs::write(d.path().join("notes.txt"), "not a wheel").unwrap();
+        let rep = release(d.path()).unwrap();
+        let names: Vec<&str> = rep.wheels.iter().map(|w| w.wheel.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "a-1-cp310-abi3-linux_x86_64.whl",
+                "a-1-cp39-abi3-linux_x86_64.whl",
+                "b-1-py3-none-any.whl"
+            ]
+        );
+        assert_eq!(rep.total_bytes, a1 + a2 + b);
+        let projects: Vec<(&str, u64, u64)> = rep
+            .projects
+            .iter()
+            .map(|p| (p.project.as_str(), p.wheels, p.bytes))
+            .collect();
+        assert_eq!(projects, [("a", 2, a1 + a2), ("b", 1, b)]);
+        assert!(rep
+            .projects
+            .iter()
+            .all(|p| p.gpu_bytes == 0 && p.duplicated_gpu_bytes == 0));
+    }
 
     #[test]
     fn per_python_wheels_are_told_apart() {

@@ -6,7 +6,37 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::elf_rules::{self as elf, ElfError, ElfReport};
+use crate::libraries::FoundLibrary;
 use crate::plan::TargetPlan;
+
+/// A wheel's tag kept in its three parts: `cp39`-`abi3`-`manylinux_2_17_x86_64`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WheelTag {
+    /// `cp311`, `cp39`, `py3`
+    pub python: String,
+    /// `cp311`, `abi3`, `none`
+    pub abi: String,
+    /// `manylinux_2_17_x86_64`, `linux_x86_64`
+    pub platform: String,
+}
+
+impl WheelTag {
+    /// The same platform for any Python 3 (`py3-none-<platform>`): a wheel without Python
+    /// extensions (a `split = "library"` library wheel).
+    pub fn any_python(&self) -> WheelTag {
+        WheelTag {
+            python: "py3".into(),
+            abi: "none".into(),
+            platform: self.platform.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for WheelTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}-{}", self.python, self.abi, self.platform)
+    }
+}
 
 /// How the build was made, as far as the tag is concerned.
 pub enum Mode {
@@ -17,6 +47,29 @@ pub enum Mode {
     /// Absolute RPATHs into system folders (`system-rpath`).
     SystemLibraries,
     Default,
+}
+
+impl Mode {
+    /// How a build was made: zig mode for glibc `2.<zig_glibc_minor>`; else with `system-rpath`
+    /// and a linked shared library found outside NVIDIA's wheels, system libraries; else the
+    /// default.
+    pub fn of_build<'a>(
+        zig_glibc_minor: Option<u32>,
+        system_rpath: bool,
+        libs: impl IntoIterator<Item = &'a FoundLibrary>,
+    ) -> Mode {
+        match zig_glibc_minor {
+            Some(glibc_minor) => Mode::Zig { glibc_minor },
+            None if system_rpath
+                && libs
+                    .into_iter()
+                    .any(|l| l.outside_dir.is_some() && !l.shared.is_empty()) =>
+            {
+                Mode::SystemLibraries
+            }
+            None => Mode::Default,
+        }
+    }
 }
 
 /// ELF `e_machine` of a platform's CPU.
@@ -93,6 +146,20 @@ pub fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tag_keeps_its_parts_and_any_python_keeps_the_platform() {
+        let tag = WheelTag {
+            python: "cp39".into(),
+            abi: "abi3".into(),
+            platform: "manylinux_2_17_x86_64".into(),
+        };
+        assert_eq!(tag.to_string(), "cp39-abi3-manylinux_2_17_x86_64");
+        assert_eq!(
+            tag.any_python().to_string(),
+            "py3-none-manylinux_2_17_x86_64"
+        );
+    }
 
     #[test]
     fn elf_machine_must_be_the_wheels() {

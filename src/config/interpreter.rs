@@ -27,6 +27,13 @@ pub struct PythonInfo {
     /// (torch); absent from older shells.
     #[serde(default)]
     pub executable: Option<PathBuf>,
+    /// The `sys.path` of the environment running cudawheel, when it builds for another
+    /// interpreter (`python -m cudawheel wheel --python PY`): where the CUDA toolkit (nvcc, its
+    /// headers, libcudart) is also looked for, after `sys_path`. Binding libraries (pybind11,
+    /// nanobind, torch) come from `sys_path` only. Empty when the build's interpreter runs
+    /// cudawheel itself.
+    #[serde(default)]
+    pub toolkit_path: Vec<PathBuf>,
 }
 
 impl PythonInfo {
@@ -36,6 +43,16 @@ impl PythonInfo {
             Some(minor) => (format!("cp3{minor}"), "abi3".to_string()),
             None => (self.python_tag.clone(), self.abi_tag.clone()),
         }
+    }
+
+    /// Where NVIDIA's toolkit wheels are looked for: `sys_path`, then the folders of
+    /// `toolkit_path` not already in it.
+    pub fn toolkit_sites(&self) -> impl Iterator<Item = &PathBuf> {
+        self.sys_path.iter().chain(
+            self.toolkit_path
+                .iter()
+                .filter(|p| !self.sys_path.contains(p)),
+        )
     }
 }
 
@@ -54,6 +71,30 @@ impl PythonInfo {
             sys_path: Vec::new(),
             machine: "x86_64".into(),
             executable: None,
+            toolkit_path: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_toolkit_is_looked_for_on_sys_path_then_where_cudawheel_runs() {
+        let mut info = PythonInfo::for_tests(std::path::Path::new("/inc"));
+        info.sys_path = vec!["/a".into(), "/b".into()];
+        info.toolkit_path = vec!["/b".into(), "/tools".into()];
+        let sites: Vec<&PathBuf> = info.toolkit_sites().collect();
+        assert_eq!(
+            sites,
+            [&PathBuf::from("/a"), &"/b".into(), &"/tools".into()]
+        );
+        // Facts from an older shell (no `toolkit_path`) still parse.
+        let json = r#"{"version": [3, 11], "implementation": "cpython", "python_tag": "cp311",
+            "abi_tag": "cp311", "ext_suffix": ".so", "include_dir": "/inc", "sys_path": [],
+            "machine": "x86_64"}"#;
+        let old: PythonInfo = serde_json::from_str(json).unwrap();
+        assert!(old.toolkit_path.is_empty() && old.executable.is_none());
     }
 }

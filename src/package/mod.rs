@@ -1,6 +1,7 @@
 //! Stage 8, package: what goes into a wheel or sdist and how it is written. `metadata` renders
 //! Core Metadata and WHEEL; `import_helper` generates `<package>/_cuda_libs.py`; `variants`
-//! makes wheel variants (PEP 825); `wheel` and `sdist` say what each archive holds; `archive`
+//! makes wheel variants (PEP 825); `wheels` describes the wheels a build writes (whole,
+//! editable, split library + bindings); `wheel` and `sdist` say what each archive holds; `archive`
 //! writes deterministic, atomic zip/tar.gz files.
 
 pub mod archive;
@@ -9,6 +10,7 @@ pub mod metadata;
 pub mod sdist;
 pub mod variants;
 pub mod wheel;
+pub mod wheels;
 
 use crate::config::Config;
 use metadata::DistName;

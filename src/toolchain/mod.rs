@@ -310,8 +310,7 @@ fn system_candidates(env: &Env) -> Vec<(PathBuf, String)> {
 
 fn pip_candidates(python: &PythonInfo) -> Vec<(PathBuf, PathBuf)> {
     python
-        .sys_path
-        .iter()
+        .toolkit_sites()
         .map(|site| (site.join("nvidia/cu13/bin/nvcc"), site.clone()))
         .filter(|(p, _)| is_executable(p))
         .collect()
@@ -586,7 +585,7 @@ pub(crate) fn pip_toolkit_missing(env: &Env, python: &PythonInfo) -> ToolchainEr
     let probes = system_candidates(env)
         .into_iter()
         .map(|(p, label)| format!("{} ({label})", p.display()))
-        .chain(python.sys_path.iter().map(|s| {
+        .chain(python.toolkit_sites().map(|s| {
             format!(
                 "{} (NVIDIA wheel)",
                 s.join("nvidia/cu13/bin/nvcc").display()

@@ -1,0 +1,118 @@
+//! The operations of `python -m cudawheel` beyond the hooks, one function each: the wheels of
+//! a project (per CUDA major, split library + bindings), and the readers of finished wheels
+//! (audit, GPU code, release size, the variants index). `bridge.rs` exposes each as one typed
+//! Python function.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::audit::{size, wheel_audit};
+use crate::config::{Config, Overrides};
+use crate::error::Error;
+use crate::inspect::fatbin::GpuCode;
+use crate::package::variants;
+use crate::pipeline::{self, Wheels};
+use crate::resolve::Request;
+use crate::ui;
+
+/// `python -m cudawheel wheel`: the one wheel `build_wheel` makes; with `split = "library"`
+/// the binding wheel for this Python and, when `library`, the library wheel
+/// `<name>-lib-cu<major>` (`py3-none`) holding the GPU code. A variant build makes both variant
+/// wheels of one label (`<name>-lib` and `<name>`, the same properties: the binding's import
+/// check reads the library's GPU code). Returns the files written (all or nothing).
+pub fn wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Vec<PathBuf>, Error> {
+    let config = Config::load(req.source_tree, req.overrides)?;
+    let wheels = match config.tool.split {
+        Some(_) => Wheels::Split { library },
+        None => Wheels::Whole,
+    };
+    pipeline::build(req, wheels, wheel_dir, None)
+}
+
+/// `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13`: one build per CUDA major,
+/// each with the toolkit discovery finds for that major and its own build-dir
+/// (`<build-dir>/cu<major>`); for a variant build, then `OUT/<name>-<version>-variants.json`.
+/// No major: the configured one. Returns the files written. Stops at the first failing major
+/// and removes the wheels this command wrote before it (all or nothing, as for one wheel).
+pub fn matrix(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    majors: &[u32],
+    library: bool,
+) -> Result<Vec<PathBuf>, Error> {
+    if majors.is_empty() {
+        return wheels(req, wheel_dir, library);
+    }
+    let config = Config::load(req.source_tree, req.overrides)?;
+    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
+    let mut written = Vec::new();
+    for &major in majors {
+        let overrides = for_major(req.overrides, major, &config.tool.build_dir);
+        let one = Request {
+            overrides: &overrides,
+            ..req.clone()
+        };
+        match wheels(&one, wheel_dir, library) {
+            Ok(paths) => written.extend(paths),
+            Err(e) => {
+                for path in &written {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e);
+            }
+        }
+    }
+    if variant.is_some() {
+        for index in variants::index_for_dir(wheel_dir)? {
+            ui::status(&format!("wrote {}", index.display()));
+            written.push(index);
+        }
+    }
+    Ok(written)
+}
+
+/// `overrides` building CUDA `major` in its own build-dir, `<build_dir>/cu<major>`: the
+/// `cuda` and `build-dir` settings replaced (with or without the `cudawheel.` prefix).
+fn for_major(overrides: &Overrides, major: u32, build_dir: &str) -> Overrides {
+    let mut out = overrides.clone();
+    out.settings.retain(|k, _| {
+        let bare = k.strip_prefix("cudawheel.").unwrap_or(k);
+        bare != "cuda" && bare != "build-dir"
+    });
+    out.settings.insert("cuda".into(), major.to_string());
+    out.settings.insert(
+        "build-dir".into(),
+        format!("{}/cu{major}", build_dir.trim_end_matches('/')),
+    );
+    out
+}
+
+/// `python -m cudawheel audit WHEEL`: the violations of a finished wheel and the GPU code each
+/// of its ELF files carries (ELFs without any left out).
+#[derive(Debug, serde::Serialize)]
+pub struct AuditReport {
+    /// Each as the build's own audit prints it: where, what, the fix.
+    pub violations: Vec<String>,
+    pub gpu_code: BTreeMap<String, GpuCode>,
+}
+
+pub fn audit(wheel: &Path) -> Result<AuditReport, Error> {
+    Ok(AuditReport {
+        violations: wheel_audit::audit_wheel(wheel)?
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        gpu_code: wheel_audit::gpu_code_of_wheel(wheel)?,
+    })
+}
+
+/// `python -m cudawheel size DIR`: the release report of a folder of wheels.
+pub fn size_report(dir: &Path) -> Result<size::Release, Error> {
+    Ok(size::release(dir)?)
+}
+
+/// `python -m cudawheel variants-json DIR`: (re)writes `<name>-<version>-variants.json` from
+/// the variant wheels in `dir`; returns the files written.
+pub fn variants_json(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+    Ok(variants::index_for_dir(dir)?)
+}
