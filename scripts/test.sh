@@ -21,6 +21,8 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --all-targets --locked -- -D warnings
+step "cargo clippy --features python (the Python layer on: dead code shows)"
+cargo clippy --features python --lib --locked -- -D warnings
 step "cargo test"
 cargo test --locked
 step "backend wheel"

@@ -20,7 +20,11 @@ use crate::ui;
 /// `<name>-lib-cu<major>` (`py3-none`) holding the GPU code. A variant build makes both variant
 /// wheels of one label (`<name>-lib` and `<name>`, the same properties: the binding's import
 /// check reads the library's GPU code). Returns the files written (all or nothing).
-pub fn wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Vec<PathBuf>, Error> {
+pub(crate) fn wheels(
+    req: &Request<'_>,
+    wheel_dir: &Path,
+    library: bool,
+) -> Result<Vec<PathBuf>, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let wheels = match config.tool.split {
         Some(_) => Wheels::Split { library },
@@ -34,7 +38,7 @@ pub fn wheels(req: &Request<'_>, wheel_dir: &Path, library: bool) -> Result<Vec<
 /// (`<build-dir>/cu<major>`); for a variant build, then `OUT/<name>-<version>-variants.json`.
 /// No major: the configured one. Returns the files written. Stops at the first failing major
 /// and removes the wheels this command wrote before it (all or nothing, as for one wheel).
-pub fn matrix(
+pub(crate) fn matrix(
     req: &Request<'_>,
     wheel_dir: &Path,
     majors: &[u32],
@@ -90,13 +94,13 @@ fn for_major(overrides: &Overrides, major: u32, build_dir: &str) -> Overrides {
 /// `python -m cudawheel audit WHEEL`: the violations of a finished wheel and the GPU code each
 /// of its ELF files carries (ELFs without any left out).
 #[derive(Debug, serde::Serialize)]
-pub struct AuditReport {
+pub(crate) struct AuditReport {
     /// Each as the build's own audit prints it: where, what, the fix.
-    pub violations: Vec<String>,
-    pub gpu_code: BTreeMap<String, GpuCode>,
+    pub(crate) violations: Vec<String>,
+    pub(crate) gpu_code: BTreeMap<String, GpuCode>,
 }
 
-pub fn audit(wheel: &Path) -> Result<AuditReport, Error> {
+pub(crate) fn audit(wheel: &Path) -> Result<AuditReport, Error> {
     Ok(AuditReport {
         violations: wheel_audit::audit_wheel(wheel)?
             .iter()
@@ -107,12 +111,12 @@ pub fn audit(wheel: &Path) -> Result<AuditReport, Error> {
 }
 
 /// `python -m cudawheel size DIR`: the release report of a folder of wheels.
-pub fn size_report(dir: &Path) -> Result<size::Release, Error> {
+pub(crate) fn size_report(dir: &Path) -> Result<size::Release, Error> {
     Ok(size::release(dir)?)
 }
 
 /// `python -m cudawheel variants-json DIR`: (re)writes `<name>-<version>-variants.json` from
 /// the variant wheels in `dir`; returns the files written.
-pub fn variants_json(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+pub(crate) fn variants_json(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(variants::index_for_dir(dir)?)
 }

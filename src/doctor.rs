@@ -23,7 +23,7 @@ use crate::toolchain::survey::Survey;
 use crate::toolchain::PIP_MAJOR;
 
 /// The report. `source_tree` need not hold a pyproject.toml.
-pub fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) -> String {
+pub(crate) fn report(source_tree: &Path, overrides: &Overrides, python: &PythonInfo) -> String {
     let req = Request {
         source_tree,
         overrides,

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-pub use crate::hint::Hint;
+pub(crate) use crate::hint::Hint;
 
 use crate::audit::elf_rules::ElfError;
 use crate::bindings::BindingsError;
@@ -16,7 +16,7 @@ use crate::plan::PlanError;
 use crate::toolchain::ToolchainError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
@@ -87,7 +87,7 @@ impl Hint for Error {
 
 /// The full user-facing text: the message, its causes, then `hint:` lines (of `Error` or of
 /// one stage's error).
-pub fn render<E: std::error::Error + Hint + ?Sized>(err: &E) -> String {
+pub(crate) fn render<E: std::error::Error + Hint + ?Sized>(err: &E) -> String {
     let mut out = format!("cudawheel: error: {err}");
     let mut source = err.source();
     // `transparent` variants forward `source` to the inner error; skip what Display already showed.

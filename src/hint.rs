@@ -2,7 +2,7 @@
 //! apart from `error.rs` (which gathers every stage's error) so a stage needs only this trait.
 
 /// Something a user can do about an error: each string becomes one `hint:` line.
-pub trait Hint {
+pub(crate) trait Hint {
     fn hints(&self) -> Vec<String> {
         Vec::new()
     }

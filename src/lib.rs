@@ -22,26 +22,32 @@
 //! `commands.rs` (the CLI's operations), `doctor.rs` (the report); `error.rs` gathers the
 //! stages' errors; `bridge.rs` is the only file that knows Python.
 
-pub mod audit;
-pub mod bindings;
+// Every module is private to the crate: the Python layer (`bridge`, feature `python`) is the
+// one way in, and `fuzz_entry` the fuzz targets' door. Without that feature nothing calls the
+// hooks, so the compiler would call the whole pipeline dead: dead code is checked with the
+// feature on (`cargo clippy --features python` in scripts/test.sh).
+#![cfg_attr(not(feature = "python"), allow(dead_code))]
+
+mod audit;
+mod bindings;
 #[cfg(feature = "python")]
 mod bridge;
-pub mod commands;
-pub mod compile;
-pub mod config;
-pub mod doctor;
-pub mod error;
+mod commands;
+mod compile;
+mod config;
+mod doctor;
+mod error;
 #[doc(hidden)]
 pub mod fuzz_entry;
-pub mod hint;
-pub mod inspect;
-pub mod libraries;
-pub mod package;
-pub mod pep517;
-pub mod pipeline;
-pub mod plan;
-pub mod resolve;
-pub mod toolchain;
-pub mod ui;
+mod hint;
+mod inspect;
+mod libraries;
+mod package;
+mod pep517;
+mod pipeline;
+mod plan;
+mod resolve;
+mod toolchain;
+mod ui;
 
-pub use error::{render, Error};
+pub(crate) use error::{render, Error};

@@ -11,26 +11,26 @@ use crate::package::variants;
 use crate::package::wheel as wheel_files;
 use crate::pipeline::{self, Wheels};
 
-pub use crate::resolve::{build_requirements, resolve, Request, Resolved};
+pub(crate) use crate::resolve::{build_requirements, resolve, Request};
 
-pub fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
+pub(crate) fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     build_requirements(&config.tool, &req.overrides.env, req.python)
 }
 
 /// PEP 660's: the same as for a wheel.
-pub fn get_requires_for_build_editable(req: &Request<'_>) -> Result<Vec<String>, Error> {
+pub(crate) fn get_requires_for_build_editable(req: &Request<'_>) -> Result<Vec<String>, Error> {
     get_requires_for_build_wheel(req)
 }
 
-pub fn get_requires_for_build_sdist(req: &Request<'_>) -> Result<Vec<String>, Error> {
+pub(crate) fn get_requires_for_build_sdist(req: &Request<'_>) -> Result<Vec<String>, Error> {
     Config::load(req.source_tree, req.overrides)?;
     Ok(Vec::new())
 }
 
 /// Writes `<name>-<version>.dist-info/` into `metadata_dir`; returns its name.
-pub fn prepare_metadata_for_build_wheel(
+pub(crate) fn prepare_metadata_for_build_wheel(
     req: &Request<'_>,
     metadata_dir: &Path,
 ) -> Result<String, Error> {
@@ -42,7 +42,7 @@ pub fn prepare_metadata_for_build_wheel(
 }
 
 /// PEP 660's: the same `.dist-info` as for a wheel.
-pub fn prepare_metadata_for_build_editable(
+pub(crate) fn prepare_metadata_for_build_editable(
     req: &Request<'_>,
     metadata_dir: &Path,
 ) -> Result<String, Error> {
@@ -51,7 +51,7 @@ pub fn prepare_metadata_for_build_editable(
 
 /// Builds the wheel into `wheel_dir`; returns its file name. A frontend asks for one wheel:
 /// `split = "library"` is left to `python -m cudawheel wheel`, and said so.
-pub fn build_wheel(
+pub(crate) fn build_wheel(
     req: &Request<'_>,
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
@@ -62,7 +62,7 @@ pub fn build_wheel(
 /// PEP 660: builds the extensions, puts them (and `_cuda_libs.py`) next to the sources in
 /// `python-source`, and returns a wheel whose `.pth` adds that folder to `sys.path`. Python
 /// edits show at once; after a `.cu`/`.c` edit, run `pip install -e .` again.
-pub fn build_editable(
+pub(crate) fn build_editable(
     req: &Request<'_>,
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
@@ -71,6 +71,6 @@ pub fn build_editable(
 }
 
 /// Builds the sdist into `sdist_dir`; returns its file name.
-pub fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
+pub(crate) fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
     pipeline::sdist(req, sdist_dir)
 }

@@ -25,7 +25,7 @@ use crate::ui;
 
 /// Which wheels a build writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wheels {
+pub(crate) enum Wheels {
     /// One ordinary wheel.
     Whole,
     /// PEP 660: the extensions placed next to the sources, a wheel holding a `.pth`.
@@ -59,7 +59,7 @@ struct Timing {
 
 /// Builds the project and writes `wheels` into `wheel_dir`, after checking the METADATA
 /// prepared earlier (`metadata_dir`); returns the files written (all or nothing).
-pub fn build(
+pub(crate) fn build(
     req: &Request<'_>,
     wheels: Wheels,
     wheel_dir: &Path,
@@ -359,7 +359,7 @@ fn summary(filename: &str, size: u64, timing: &Timing, archive: f64, gpu: Option
 }
 
 /// `build` for a hook, which asks for one wheel: its file name.
-pub fn build_one(
+pub(crate) fn build_one(
     req: &Request<'_>,
     wheels: Wheels,
     wheel_dir: &Path,
@@ -375,7 +375,7 @@ pub fn build_one(
 
 /// The sdist into `sdist_dir`: the project's files with pyproject.toml pinned to the CUDA major
 /// (none for a variant sdist); returns its file name.
-pub fn sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
+pub(crate) fn sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let plan = BuildPlan::new(&config, req.python)?;
     let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;

@@ -14,7 +14,7 @@ use crate::toolchain::headers::HeaderSet;
 
 /// A built file fails its checks: an ELF rule, or a runtime symbol its libcudart lacks.
 #[derive(Debug, thiserror::Error)]
-pub enum CheckError {
+pub(crate) enum CheckError {
     #[error(transparent)]
     Elf(#[from] ElfError),
     #[error(transparent)]
@@ -22,26 +22,26 @@ pub enum CheckError {
 }
 
 /// What the audit read back from the built files, in plan order.
-pub struct Checked {
-    pub reports: Vec<ElfReport>,
-    pub gpu_code: Vec<GpuCode>,
+pub(crate) struct Checked {
+    pub(crate) reports: Vec<ElfReport>,
+    pub(crate) gpu_code: Vec<GpuCode>,
     /// Every SONAME any of them needs.
-    pub needed: BTreeSet<String>,
+    pub(crate) needed: BTreeSet<String>,
 }
 
 /// What the ELF checks compare against.
-pub struct Expect<'a> {
+pub(crate) struct Expect<'a> {
     /// Each target's RPATH, as the link wrote it.
-    pub rpaths: &'a [Vec<String>],
+    pub(crate) rpaths: &'a [Vec<String>],
     /// SONAMEs the wheel's dependencies (or the wheel itself) provide.
-    pub provided: &'a BTreeSet<String>,
-    pub system_rpath: bool,
-    pub headers: &'a HeaderSet,
-    pub cudart: Option<&'a FoundLibrary>,
+    pub(crate) provided: &'a BTreeSet<String>,
+    pub(crate) system_rpath: bool,
+    pub(crate) headers: &'a HeaderSet,
+    pub(crate) cudart: Option<&'a FoundLibrary>,
 }
 
 /// Reads and checks every target's file under `out_dir`.
-pub fn check(
+pub(crate) fn check(
     targets: &[TargetPlan],
     out_dir: &Path,
     want: &Expect<'_>,

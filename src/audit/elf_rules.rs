@@ -6,12 +6,12 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::hint::Hint;
-pub use crate::inspect::elf::{parse, read, ElfReport, ReadError};
-pub use crate::inspect::manylinux::{known_policy, SYSTEM_LIBRARIES};
+pub(crate) use crate::inspect::elf::{parse, read, ElfReport, ReadError};
+pub(crate) use crate::inspect::manylinux::SYSTEM_LIBRARIES;
 use crate::inspect::manylinux::{policies, Policy};
 
 #[derive(Debug, thiserror::Error)]
-pub enum ElfError {
+pub(crate) enum ElfError {
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error("{wheel_path}: {problem}")]
@@ -33,7 +33,7 @@ impl Hint for ElfError {
 
 /// Why ELF files do not satisfy one policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PolicyViolation {
+pub(crate) enum PolicyViolation {
     /// A NEEDED library outside the policy's allow-list.
     Library(String),
     /// A symbol the policy forbids importing from `library`.
@@ -95,7 +95,11 @@ fn violation(
 /// driver's libcuda do not count); every required symbol version of a family the policy lists
 /// (`GLIBC_2.14`, `GLIBCXX_3.4.21`, ...) is one of the policy's; no blacklisted symbol is
 /// imported.
-pub fn platform_tag(reports: &[&ElfReport], arch: &str, provided: &BTreeSet<String>) -> String {
+pub(crate) fn platform_tag(
+    reports: &[&ElfReport],
+    arch: &str,
+    provided: &BTreeSet<String>,
+) -> String {
     for p in policies() {
         if p.symbol_versions.contains_key(arch) && violation(p, reports, arch, provided).is_none() {
             return format!("{}_{arch}", p.name);
@@ -116,7 +120,7 @@ const LEGACY_ALIASES: &[(&str, &str)] = &[
 /// (`manylinux2014_x86_64.manylinux_2_17_x86_64`, sorted as auditwheel writes it). `files`:
 /// the wheel path, the file and its report. A file that needs more is an error naming the
 /// symbols, never a silently newer tag.
-pub fn manylinux_tag(
+pub(crate) fn manylinux_tag(
     files: &[(&str, &Path, &ElfReport)],
     arch: &str,
     provided: &BTreeSet<String>,
@@ -168,7 +172,7 @@ pub fn manylinux_tag(
 }
 
 /// The dynamic symbols of `path` bound to the symbol version `version` (`GLIBC_2.29`).
-pub fn symbols_of_version(path: &Path, version: &str) -> Vec<String> {
+pub(crate) fn symbols_of_version(path: &Path, version: &str) -> Vec<String> {
     let Ok(bytes) = std::fs::read(path) else {
         return Vec::new();
     };
@@ -205,7 +209,7 @@ pub fn symbols_of_version(path: &Path, version: &str) -> Vec<String> {
 /// library built against it) was linked with something built outside zig, and would fail at
 /// import or crash at run time. `undefined` symbols of the GNU C++ runtime or of libc++'s
 /// `std::__1` (which only the static libc++ inside provides) are such signs.
-pub fn check_libcxx_only(report: &ElfReport, wheel_path: &str) -> Result<(), ElfError> {
+pub(crate) fn check_libcxx_only(report: &ElfReport, wheel_path: &str) -> Result<(), ElfError> {
     let fail = |problem: String| {
         ElfError::Audit {
         wheel_path: wheel_path.to_string(),
@@ -248,7 +252,7 @@ pub fn check_libcxx_only(report: &ElfReport, wheel_path: &str) -> Result<(), Elf
 
 /// Checks one built ELF: RPATH only `$ORIGIN`-relative and exactly `expected_rpath`, no
 /// RUNPATH, every NEEDED from the system list, the wheel, or a declared dependency.
-pub fn audit(
+pub(crate) fn audit(
     report: &ElfReport,
     wheel_path: &str,
     expected_rpath: &[String],
@@ -304,6 +308,7 @@ pub fn audit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::manylinux::known_policy;
 
     fn report(needed: &[&str], versions: &[(&str, &[&str])]) -> ElfReport {
         ElfReport {

@@ -4,10 +4,10 @@
 //! a finished wheel (also `python -m cudawheel audit`), `variant_audit` its variant files, and
 //! `size` reports what makes a wheel big.
 
-pub mod built;
-pub mod elf_rules;
-pub mod runtime_symbols;
-pub mod size;
-pub mod tag;
-pub mod variant_audit;
-pub mod wheel_audit;
+pub(crate) mod built;
+pub(crate) mod elf_rules;
+pub(crate) mod runtime_symbols;
+pub(crate) mod size;
+pub(crate) mod tag;
+pub(crate) mod variant_audit;
+pub(crate) mod wheel_audit;

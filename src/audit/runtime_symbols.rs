@@ -12,16 +12,16 @@ use crate::toolchain::headers::HeaderSet;
 /// returned: it is large).
 #[derive(Debug, thiserror::Error)]
 #[error("{file} uses {}, which {} of {dist} (linked from {}) does not define: it was compiled against CUDA {headers} headers, and that runtime wheel is older", symbols.join(", "), soname, lib.display())]
-pub struct RuntimeTooOld {
+pub(crate) struct RuntimeTooOld {
     /// The ELF's path in the wheel.
-    pub file: String,
-    pub symbols: Vec<String>,
-    pub soname: String,
-    pub lib: PathBuf,
+    pub(crate) file: String,
+    pub(crate) symbols: Vec<String>,
+    pub(crate) soname: String,
+    pub(crate) lib: PathBuf,
     /// The runtime wheel providing `lib`.
-    pub dist: String,
+    pub(crate) dist: String,
     /// The version of the headers compiled against.
-    pub headers: String,
+    pub(crate) headers: String,
 }
 
 impl Hint for RuntimeTooOld {
@@ -37,7 +37,7 @@ impl Hint for RuntimeTooOld {
 /// Refuses an ELF that imports CUDA runtime functions the linked libcudart lacks: headers newer
 /// than the runtime wheel linked (13.5 headers, a 13.0 wheel) declare API that wheel does not
 /// have, and the extension would fail at import with `undefined symbol`. Checked only then.
-pub fn check_runtime(
+pub(crate) fn check_runtime(
     set: &HeaderSet,
     cudart: &FoundLibrary,
     file: &str,

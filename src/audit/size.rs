@@ -10,17 +10,17 @@ use crate::inspect::fatbin::{fatbin_entries, fatbin_section};
 
 /// What the budget check needs to know of the build, for its hints.
 #[derive(Debug, Clone)]
-pub struct Budget {
-    pub max_bytes: u64,
+pub(crate) struct Budget {
+    pub(crate) max_bytes: u64,
     /// The compression mode this build used and the CUDA major it built for.
-    pub compress: Compress,
-    pub cuda_major: u32,
+    pub(crate) compress: Compress,
+    pub(crate) cuda_major: u32,
     /// `ptx = "all"` was in force (PTX of every arch).
-    pub ptx_all: bool,
+    pub(crate) ptx_all: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum SizeError {
+pub(crate) enum SizeError {
     #[error("{wheel} is {}, above `max-wheel-size` ({}){}; the wheel was not kept.\n{report}", human(*size), human(*limit), if *limit == crate::config::MAX_WHEEL_SIZE { ", PyPI's default limit per file" } else { "" })]
     TooBig {
         wheel: String,
@@ -47,7 +47,7 @@ impl crate::hint::Hint for SizeError {
 }
 
 /// `19.8 kB`, `104.9 MB` (decimal, as PyPI counts).
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     match bytes {
         b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
         b => format!("{:.1} kB", b as f64 / 1e3),
@@ -125,7 +125,7 @@ fn fixes(budget: &Budget, archs: &[(String, u64)]) -> Vec<String> {
 
 /// The summary line on the GPU code of the built ELF files: its bytes as stored and what the
 /// compression mode asks of the driver; `None` without GPU code.
-pub fn gpu_line(
+pub(crate) fn gpu_line(
     elfs: &[std::path::PathBuf],
     compress: Compress,
     cuda_major: u32,
@@ -158,7 +158,7 @@ fn per_python(filename: &str) -> bool {
 }
 
 /// Checks a finished wheel of `size` bytes against the budget.
-pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> {
+pub(crate) fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> {
     if size <= budget.max_bytes {
         return Ok(());
     }
@@ -190,32 +190,32 @@ pub fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), SizeError> 
 
 /// `python -m cudawheel size DIR`: what a folder of wheels costs on PyPI.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Release {
+pub(crate) struct Release {
     /// Every `*.whl` in the folder, by file name.
-    pub wheels: Vec<WheelSize>,
+    pub(crate) wheels: Vec<WheelSize>,
     /// Per distribution name (the file name's first part), in the order first met.
-    pub projects: Vec<ProjectSize>,
-    pub total_bytes: u64,
+    pub(crate) projects: Vec<ProjectSize>,
+    pub(crate) total_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct WheelSize {
+pub(crate) struct WheelSize {
     /// The file name.
-    pub wheel: String,
-    pub bytes: u64,
+    pub(crate) wheel: String,
+    pub(crate) bytes: u64,
     /// The `.nv_fatbin` sections of its ELF members.
-    pub gpu_bytes: u64,
+    pub(crate) gpu_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ProjectSize {
-    pub project: String,
-    pub wheels: u64,
-    pub bytes: u64,
-    pub gpu_bytes: u64,
+pub(crate) struct ProjectSize {
+    pub(crate) project: String,
+    pub(crate) wheels: u64,
+    pub(crate) bytes: u64,
+    pub(crate) gpu_bytes: u64,
     /// GPU code byte-identical across wheels of one version, platform and variant (one wheel
     /// per CPython version): every copy but one, what one library wheel would save.
-    pub duplicated_gpu_bytes: u64,
+    pub(crate) duplicated_gpu_bytes: u64,
 }
 
 /// Version, platform tags and the variant (`variant.json`'s digest): wheels of one project that
@@ -287,7 +287,7 @@ fn scan(path: &Path) -> std::io::Result<Scanned> {
 }
 
 /// The release report of every `*.whl` in `dir` (sorted by name).
-pub fn release(dir: &Path) -> Result<Release, SizeError> {
+pub(crate) fn release(dir: &Path) -> Result<Release, SizeError> {
     let read = |wheel: &Path, source| SizeError::Read {
         wheel: wheel.display().to_string(),
         source,

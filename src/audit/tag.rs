@@ -11,19 +11,19 @@ use crate::plan::TargetPlan;
 
 /// A wheel's tag kept in its three parts: `cp39`-`abi3`-`manylinux_2_17_x86_64`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WheelTag {
+pub(crate) struct WheelTag {
     /// `cp311`, `cp39`, `py3`
-    pub python: String,
+    pub(crate) python: String,
     /// `cp311`, `abi3`, `none`
-    pub abi: String,
+    pub(crate) abi: String,
     /// `manylinux_2_17_x86_64`, `linux_x86_64`
-    pub platform: String,
+    pub(crate) platform: String,
 }
 
 impl WheelTag {
     /// The same platform for any Python 3 (`py3-none-<platform>`): a wheel without Python
     /// extensions (a `split = "library"` library wheel).
-    pub fn any_python(&self) -> WheelTag {
+    pub(crate) fn any_python(&self) -> WheelTag {
         WheelTag {
             python: "py3".into(),
             abi: "none".into(),
@@ -39,7 +39,7 @@ impl std::fmt::Display for WheelTag {
 }
 
 /// How the build was made, as far as the tag is concerned.
-pub enum Mode {
+pub(crate) enum Mode {
     /// zig mode, for glibc `2.<minor>`.
     Zig {
         glibc_minor: u32,
@@ -53,7 +53,7 @@ impl Mode {
     /// How a build was made: zig mode for glibc `2.<zig_glibc_minor>`; else with `system-rpath`
     /// and a linked shared library found outside NVIDIA's wheels, system libraries; else the
     /// default.
-    pub fn of_build<'a>(
+    pub(crate) fn of_build<'a>(
         zig_glibc_minor: Option<u32>,
         system_rpath: bool,
         libs: impl IntoIterator<Item = &'a FoundLibrary>,
@@ -73,7 +73,7 @@ impl Mode {
 }
 
 /// ELF `e_machine` of a platform's CPU.
-pub fn elf_machine(machine: &str) -> Option<u16> {
+pub(crate) fn elf_machine(machine: &str) -> Option<u16> {
     match machine {
         "x86_64" => Some(62),
         "aarch64" => Some(183),
@@ -91,7 +91,7 @@ fn machine_name(e_machine: u16) -> String {
 }
 
 /// Every file (wheel path, report) is code for `machine`.
-pub fn check_machine(files: &[(&str, &ElfReport)], machine: &str) -> Result<(), ElfError> {
+pub(crate) fn check_machine(files: &[(&str, &ElfReport)], machine: &str) -> Result<(), ElfError> {
     let Some(want) = elf_machine(machine) else {
         return Ok(());
     };
@@ -110,7 +110,7 @@ pub fn check_machine(files: &[(&str, &ElfReport)], machine: &str) -> Result<(), 
     Ok(())
 }
 
-pub fn choose(
+pub(crate) fn choose(
     mode: &Mode,
     targets: &[TargetPlan],
     out_dir: &Path,

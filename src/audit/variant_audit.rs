@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 /// The label reserved for the zero-property variant.
-pub const NULL_LABEL: &str = "null";
+pub(crate) const NULL_LABEL: &str = "null";
 /// The member name inside `.dist-info`.
-pub const DIST_INFO_FILE: &str = "variant.json";
+pub(crate) const DIST_INFO_FILE: &str = "variant.json";
 
 /// Whether `label` is a valid PEP 825 variant label.
-pub fn label_ok(label: &str) -> bool {
+pub(crate) fn label_ok(label: &str) -> bool {
     !label.is_empty()
         && label
             .bytes()
@@ -21,7 +21,7 @@ pub fn label_ok(label: &str) -> bool {
 
 /// The parts of a wheel file name: `(name, version, label)`; `label` is `None` for an
 /// ordinary wheel. A build tag starts with a digit, a python tag never does (PEP 825).
-pub fn split_wheel_name(filename: &str) -> Option<(&str, &str, Option<&str>)> {
+pub(crate) fn split_wheel_name(filename: &str) -> Option<(&str, &str, Option<&str>)> {
     let stem = filename.strip_suffix(".whl")?;
     let parts: Vec<&str> = stem.split('-').collect();
     let label = match parts.len() {
@@ -37,7 +37,7 @@ pub fn split_wheel_name(filename: &str) -> Option<(&str, &str, Option<&str>)> {
 /// wheel carries exactly one `.dist-info/variant.json` listed in RECORD, and that file
 /// describes exactly this label (the null label with no properties, any other with some) and
 /// declares a provider for every namespace it uses. `(problem, fix)` pairs.
-pub fn audit(
+pub(crate) fn audit(
     filename: &str,
     variant_json: Option<&[u8]>,
     record: &str,

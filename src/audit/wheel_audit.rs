@@ -16,10 +16,10 @@ use crate::libraries::catalog;
 
 /// One problem: where, what, and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    pub file: String,
-    pub problem: String,
-    pub fix: String,
+pub(crate) struct Violation {
+    pub(crate) file: String,
+    pub(crate) problem: String,
+    pub(crate) fix: String,
 }
 
 impl std::fmt::Display for Violation {
@@ -29,7 +29,7 @@ impl std::fmt::Display for Violation {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum AuditError {
+pub(crate) enum AuditError {
     #[error("Cannot read the wheel {}: {message}", path.display())]
     Unreadable {
         path: std::path::PathBuf,
@@ -116,7 +116,7 @@ fn is_elf_name(name: &str) -> bool {
 
 /// The GPU code every ELF file of the wheel at `path` carries (ELFs without any are left out),
 /// read from the fatbins: what `python -m cudawheel audit` prints, for any wheel.
-pub fn gpu_code_of_wheel(
+pub(crate) fn gpu_code_of_wheel(
     path: &Path,
 ) -> Result<std::collections::BTreeMap<String, crate::inspect::fatbin::GpuCode>, AuditError> {
     Ok(read_members(path, is_elf_name)?
@@ -141,7 +141,7 @@ struct WheelFacts {
 }
 
 /// Audits the wheel file at `path`.
-pub fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
+pub(crate) fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
     let bad = |message: String| AuditError::Unreadable {
         path: path.to_path_buf(),
         message,

@@ -8,7 +8,7 @@ use super::jax::JaxError;
 use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
-pub enum BindingsError {
+pub(crate) enum BindingsError {
     /// pybind11 or nanobind is not on `sys.path`.
     #[error("The binding library {name} was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     NotFound {

@@ -21,11 +21,11 @@ use crate::config::Bindings;
 use crate::plan::{BuildPlan, Lang, Source, TargetKind};
 
 /// What the project's own `PyInit_<name>` is renamed to.
-pub const RENAMED_PREFIX: &str = "cudawheel_project_PyInit_";
+pub(crate) const RENAMED_PREFIX: &str = "cudawheel_project_PyInit_";
 
 /// The helper module an extension's check imports: `pkg._cuda_libs` for `pkg.sub._core`,
 /// `_top_cuda_libs` for a top-level module `top` (as `package::wheel::helper_path` places them).
-pub fn helper_module(module: &str) -> String {
+pub(crate) fn helper_module(module: &str) -> String {
     match module.split_once('.') {
         Some((package, _)) => format!("{package}._cuda_libs"),
         None => format!("_{module}_cuda_libs"),
@@ -33,7 +33,7 @@ pub fn helper_module(module: &str) -> String {
 }
 
 /// The generated source defining `PyInit_<name>` for the extension `module`.
-pub fn shim_source(module: &str, helper: &str) -> String {
+pub(crate) fn shim_source(module: &str, helper: &str) -> String {
     let name = module.rsplit('.').next().unwrap_or(module);
     SHIM.replace("@NAME@", name)
         .replace("@HELPER@", helper)
@@ -81,7 +81,7 @@ PyMODINIT_FUNC PyInit_@NAME@(void)
 /// Adds the check to every extension of `plan`: the rename define on
 /// all its sources and the generated source (C, or C++ where the target compiles C++, so the
 /// target's C++ flags fit it), listed in `plan.generated` for the build to write.
-pub fn apply(plan: &mut BuildPlan) {
+pub(crate) fn apply(plan: &mut BuildPlan) {
     let dir = plan.build_dir.join("import-check");
     let files = &mut plan.generated;
     for target in &mut plan.targets {

@@ -17,27 +17,27 @@ use crate::plan::BuildPlan;
 
 /// The build requirement: 0.5 is the first jax with `jax.ffi` (`include_dir`, `ffi_call`,
 /// `register_ffi_target`).
-pub const REQUIREMENT: &str = "jax>=0.5";
+pub(crate) const REQUIREMENT: &str = "jax>=0.5";
 /// nanobind, which JAX's own FFI examples use for the modules handing out handler capsules.
-pub const NANOBIND: &str = "nanobind>=2.0";
+pub(crate) const NANOBIND: &str = "nanobind>=2.0";
 
 /// What the probe reports, plus the FFI API version read from the headers.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct JaxInfo {
+pub(crate) struct JaxInfo {
     /// `jax.__version__`.
-    pub version: String,
+    pub(crate) version: String,
     /// `jaxlib.__version__`: the headers come from jaxlib.
-    pub jaxlib: String,
+    pub(crate) jaxlib: String,
     /// `jax.ffi.include_dir()`.
-    pub include_dir: PathBuf,
+    pub(crate) include_dir: PathBuf,
     /// `(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR)` of `xla/ffi/api/c_api.h` there.
     #[serde(skip)]
-    pub ffi_api: Option<(u32, u32)>,
+    pub(crate) ffi_api: Option<(u32, u32)>,
 }
 
 impl JaxInfo {
     /// `jax>=0.10.2` for jaxlib `0.10.2` (a local or pre-release part dropped).
-    pub fn requirement(&self) -> String {
+    pub(crate) fn requirement(&self) -> String {
         let release: String = self
             .jaxlib
             .split(['+', 'a', 'b', 'r', 'd'])
@@ -50,7 +50,7 @@ impl JaxInfo {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum JaxError {
+pub(crate) enum JaxError {
     #[error("`bindings = \"jax\"`: jax was not found in the build environment; searched: {}", probes.join("; "))]
     NotFound { probes: Vec<String> },
     #[error("`bindings = \"jax\"`: jax {version} has no `jax.ffi.include_dir()` (the `jax.ffi` module came with jax 0.5)")]
@@ -86,7 +86,7 @@ impl Hint for JaxError {
 
 /// Whether the project uses jax: the top-level `bindings` (shared libraries included) or any
 /// extension's.
-pub fn wanted(tool: &ToolConfig) -> bool {
+pub(crate) fn wanted(tool: &ToolConfig) -> bool {
     tool.bindings.value == Bindings::Jax
         || tool
             .extensions
@@ -112,14 +112,14 @@ print(json.dumps({"version": jax.__version__, "jaxlib": jaxlib.__version__, "inc
 "#;
 
 /// The first `sys.path` entry holding a `jax` package.
-pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, JaxError> {
+pub(crate) fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, JaxError> {
     super::probe::find_package(sys_path, "jax", &["__init__.py"])
         .map(|(_, dir)| dir)
         .map_err(|probes| JaxError::NotFound { probes })
 }
 
 /// `(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR)` from `c_api.h`'s text.
-pub fn ffi_api_version(c_api: &str) -> Option<(u32, u32)> {
+pub(crate) fn ffi_api_version(c_api: &str) -> Option<(u32, u32)> {
     let read = |name: &str| {
         c_api.lines().find_map(|l| {
             let rest = l.trim().strip_prefix("#define ")?.strip_prefix(name)?;
@@ -130,7 +130,7 @@ pub fn ffi_api_version(c_api: &str) -> Option<(u32, u32)> {
 }
 
 /// Locates jax on `sys.path` and runs the probe with the build's interpreter.
-pub fn probe(python: &PythonInfo) -> Result<JaxInfo, JaxError> {
+pub(crate) fn probe(python: &PythonInfo) -> Result<JaxInfo, JaxError> {
     let dir = locate(&python.sys_path)?;
     let exe = super::probe::interpreter(python);
     let failed = |message: String| JaxError::Probe {
@@ -159,7 +159,7 @@ pub fn probe(python: &PythonInfo) -> Result<JaxInfo, JaxError> {
 }
 
 /// Puts jax's include folder on every target's include path, mapped away in debug info.
-pub fn apply(plan: &mut BuildPlan, info: &JaxInfo) {
+pub(crate) fn apply(plan: &mut BuildPlan, info: &JaxInfo) {
     let dir = &info.include_dir;
     let map = format!("-ffile-prefix-map={}/=jaxlib/include/", dir.display());
     for target in &mut plan.targets {

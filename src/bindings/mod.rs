@@ -20,18 +20,18 @@ use crate::config::{Bindings, ToolConfig};
 use crate::plan::{BuildPlan, TargetPlan};
 
 mod error;
-pub mod import_check;
-pub mod jax;
+pub(crate) mod import_check;
+pub(crate) mod jax;
 mod nanobind;
-pub mod probe;
+mod probe;
 mod pybind11;
-pub mod torch;
+pub(crate) mod torch;
 
-pub use error::BindingsError;
+pub(crate) use error::BindingsError;
 
 /// The requirement `get_requires_for_build_wheel` adds for a binding library (torch's depends
 /// on the configuration: `torch::requirement`).
-pub fn requirement(b: Bindings) -> Option<&'static str> {
+pub(crate) fn requirement(b: Bindings) -> Option<&'static str> {
     match b {
         Bindings::None | Bindings::Torch => None,
         // 2.12: the first with NumPy 2 support; 3.x works the same way here.
@@ -44,7 +44,7 @@ pub fn requirement(b: Bindings) -> Option<&'static str> {
 }
 
 /// The binding libraries the extensions use, each once, in a stable order.
-pub fn used(tool: &ToolConfig) -> Vec<Bindings> {
+pub(crate) fn used(tool: &ToolConfig) -> Vec<Bindings> {
     let mut out: Vec<Bindings> = tool
         .extensions
         .iter()
@@ -58,7 +58,7 @@ pub fn used(tool: &ToolConfig) -> Vec<Bindings> {
 
 /// The package a binding library is found as on `sys.path`: a JAX extension is a nanobind
 /// module (jax itself is asked about itself: `jax::probe`).
-pub fn package_of(b: Bindings) -> Bindings {
+pub(crate) fn package_of(b: Bindings) -> Bindings {
     match b {
         Bindings::Jax => Bindings::Nanobind,
         b => b,
@@ -66,14 +66,14 @@ pub fn package_of(b: Bindings) -> Bindings {
 }
 
 /// The binding packages the extensions need on `sys.path`, each once (`locate` finds them).
-pub fn packages(tool: &ToolConfig) -> Vec<Bindings> {
+pub(crate) fn packages(tool: &ToolConfig) -> Vec<Bindings> {
     let mut out: Vec<Bindings> = used(tool).into_iter().map(package_of).collect();
     out.dedup();
     out
 }
 
 /// The build requirements of the binding libraries in use, for CUDA `major`.
-pub fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
+pub(crate) fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     if jax::wanted(tool) {
         out.push(jax::REQUIREMENT.to_string());
@@ -92,11 +92,11 @@ pub fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
 
 /// A binding library found in the build environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Found {
+pub(crate) struct Found {
     /// `<site>/pybind11` or `<site>/nanobind`.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// From the `.dist-info` next to it, when there is one.
-    pub version: Option<String>,
+    pub(crate) version: Option<String>,
 }
 
 /// Files that prove a usable copy, relative to the package folder.
@@ -123,7 +123,7 @@ fn dist_version(site: &Path, name: &str) -> Option<String> {
 }
 
 /// The first `sys.path` entry holding the package with all its marker files.
-pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, BindingsError> {
+pub(crate) fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, BindingsError> {
     let name = b.name();
     let probes = match probe::find_package(sys_path, name, markers(b)) {
         Ok((site, root)) => {
@@ -146,7 +146,7 @@ pub fn locate(b: Bindings, sys_path: &[PathBuf]) -> Result<Found, BindingsError>
 
 /// Adds each extension's binding library (include folders, sources, flags) to the plan;
 /// `torch`: what the torch in use reported (given when an extension uses torch).
-pub fn apply(
+pub(crate) fn apply(
     plan: &mut BuildPlan,
     sys_path: &[PathBuf],
     torch: Option<&TorchInfo>,

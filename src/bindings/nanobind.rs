@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::plan::{Lang, Source, TargetPlan};
 
-pub fn apply(target: &mut TargetPlan, root: &Path) {
+pub(crate) fn apply(target: &mut TargetPlan, root: &Path) {
     super::add_module_flags(
         target,
         root,

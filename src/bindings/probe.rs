@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::config::PythonInfo;
 
 /// The interpreter a probe runs with.
-pub fn interpreter(python: &PythonInfo) -> PathBuf {
+pub(crate) fn interpreter(python: &PythonInfo) -> PathBuf {
     python
         .executable
         .clone()
@@ -18,7 +18,7 @@ pub fn interpreter(python: &PythonInfo) -> PathBuf {
 /// Runs `script` (given `sys.path` as JSON in `argv[1]`) and returns its last JSON line, parsed;
 /// an `Err` holds what went wrong (the end of stderr and the exit status, or why the answer is
 /// unreadable).
-pub fn run(
+pub(crate) fn run(
     python: &PythonInfo,
     script: &str,
     env: &[(&str, &str)],
@@ -48,7 +48,7 @@ pub fn run(
 /// The first `sys.path` entry holding the package `name` with every one of its `markers`
 /// (files relative to the package folder): `(the entry, the package folder)`. Otherwise what
 /// was seen where, for the error.
-pub fn find_package(
+pub(crate) fn find_package(
     sys_path: &[PathBuf],
     name: &str,
     markers: &[&str],

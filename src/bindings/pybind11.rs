@@ -5,6 +5,6 @@ use std::path::Path;
 
 use crate::plan::TargetPlan;
 
-pub fn apply(target: &mut TargetPlan, root: &Path) {
+pub(crate) fn apply(target: &mut TargetPlan, root: &Path) {
     super::add_module_flags(target, root, "pybind11", &[], &[]);
 }

@@ -16,19 +16,19 @@ use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::toolchain::Toolchain;
 
 /// What one target needs from the earlier stages, in plan order.
-pub struct TargetInputs<'a> {
+pub(crate) struct TargetInputs<'a> {
     /// The libraries it links, cudart first.
-    pub libs: Vec<&'a FoundLibrary>,
+    pub(crate) libs: Vec<&'a FoundLibrary>,
     /// The project's shared libraries it links.
-    pub linked: Vec<&'a TargetPlan>,
+    pub(crate) linked: Vec<&'a TargetPlan>,
     /// Its `-gencode` list: its own `archs`, else the top level's.
-    pub gencodes: Vec<Gencode>,
+    pub(crate) gencodes: Vec<Gencode>,
 }
 
 /// The steps, and each target's RPATH (which the audit checks the linked file against).
-pub struct Graph {
-    pub steps: Vec<Step>,
-    pub rpaths: Vec<Vec<String>>,
+pub(crate) struct Graph {
+    pub(crate) steps: Vec<Step>,
+    pub(crate) rpaths: Vec<Vec<String>>,
 }
 
 /// Object files of one target and the steps that make them.
@@ -38,7 +38,7 @@ struct Objects {
     steps: Vec<usize>,
 }
 
-pub fn build(
+pub(crate) fn build(
     plan: &BuildPlan,
     tc: &Toolchain,
     python: &PythonInfo,

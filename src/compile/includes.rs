@@ -19,7 +19,7 @@ use crate::toolchain::headers::HeaderSet;
 ///    distribution's CUDA): after the set, so `cuda_runtime.h` always comes from the toolkit.
 ///
 /// libcudart's own folder is never added: its headers are the toolkit's.
-pub fn include_args(
+pub(crate) fn include_args(
     set: &HeaderSet,
     libs: &[&FoundLibrary],
     own_root: &Path,

@@ -60,7 +60,7 @@ struct Record {
 
 /// Whether a step's earlier output can be used.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Freshness {
+pub(crate) enum Freshness {
     /// Up to date: nothing to run.
     Fresh,
     /// Must run; `why` is for `verbose` output.
@@ -89,7 +89,7 @@ fn sha256_file(path: &Path) -> io::Result<String> {
 }
 
 /// The records of one `build-dir`, plus a per-build memo of file hashes.
-pub struct Cache {
+pub(crate) struct Cache {
     dir: PathBuf,
     identity: String,
     /// The identity of `Job::python_free` steps (the compilers only).
@@ -99,12 +99,12 @@ pub struct Cache {
 
 impl Cache {
     /// The build-dir this cache lives in.
-    pub fn build_dir(&self) -> &Path {
+    pub(crate) fn build_dir(&self) -> &Path {
         self.dir.parent().unwrap_or(&self.dir)
     }
 
     /// `identity`: everything outside the command line that shapes outputs (toolchain versions).
-    pub fn open(build_dir: &Path, identity: String) -> Cache {
+    pub(crate) fn open(build_dir: &Path, identity: String) -> Cache {
         Cache {
             dir: build_dir.join("state"),
             python_free_identity: identity.clone(),
@@ -114,7 +114,7 @@ impl Cache {
     }
 
     /// The identity of steps whose output does not depend on the Python (`Job::python_free`).
-    pub fn with_python_free_identity(self, identity: String) -> Cache {
+    pub(crate) fn with_python_free_identity(self, identity: String) -> Cache {
         Cache {
             python_free_identity: identity,
             ..self
@@ -128,7 +128,7 @@ impl Cache {
     }
 
     /// The cache key: the command (without launcher and thread count) and the toolchain.
-    pub fn key(&self, job: &Job) -> String {
+    pub(crate) fn key(&self, job: &Job) -> String {
         let mut h = Sha256::new();
         h.update(FORMAT.to_le_bytes());
         let identity = if job.python_free {
@@ -182,17 +182,17 @@ impl Cache {
     }
 
     /// How long the step took last time, if it ever ran here.
-    pub fn last_secs(&self, job: &Job) -> Option<f64> {
+    pub(crate) fn last_secs(&self, job: &Job) -> Option<f64> {
         self.read_record(job).map(|r| r.secs)
     }
 
     /// The step's peak memory (KiB) last time, if it ever ran here and it was measured.
-    pub fn last_peak_kib(&self, job: &Job) -> Option<u64> {
+    pub(crate) fn last_peak_kib(&self, job: &Job) -> Option<u64> {
         self.read_record(job).map(|r| r.peak_kib).filter(|&k| k > 0)
     }
 
     /// Whether `job`'s output from an earlier build is still right.
-    pub fn check(&self, job: &Job) -> Freshness {
+    pub(crate) fn check(&self, job: &Job) -> Freshness {
         let stale = |why: String| Freshness::Stale { why };
         let Some(record) = self.read_record(job) else {
             return stale("never built here".into());
@@ -221,23 +221,24 @@ impl Cache {
     }
 
     /// Whether `job` has run successfully in this `build-dir` before.
-    pub fn has_record(&self, job: &Job) -> bool {
+    pub(crate) fn has_record(&self, job: &Job) -> bool {
         self.read_record(job).is_some()
     }
 
     /// Forgets `job` before it runs, so an interrupted run is never taken for a finished one.
-    pub fn forget(&self, job: &Job) {
+    pub(crate) fn forget(&self, job: &Job) {
         let _ = std::fs::remove_file(self.record_path(job));
     }
 
     /// Records a successful run of `job`, started at `started`. Skipped (the step will run
     /// again next time) when a file it read changed while it ran.
-    pub fn remember(&self, job: &Job, started: SystemTime, secs: f64) -> io::Result<()> {
+    #[cfg(test)]
+    pub(crate) fn remember(&self, job: &Job, started: SystemTime, secs: f64) -> io::Result<()> {
         self.remember_usage(job, started, secs, 0)
     }
 
     /// `remember`, with the step's measured peak memory (KiB).
-    pub fn remember_usage(
+    pub(crate) fn remember_usage(
         &self,
         job: &Job,
         started: SystemTime,
@@ -289,7 +290,7 @@ impl Cache {
 
 /// The prerequisites of a Makefile rule as gcc and nvcc write them with `-MD -MF`
 /// (`obj.o : a\ b.cu /usr/include/x.h \`), unescaped. The target is skipped.
-pub fn parse_depfile(text: &str) -> Vec<String> {
+pub(crate) fn parse_depfile(text: &str) -> Vec<String> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     // The target ends at the first colon followed by white space (nvcc writes `obj.o : ...`
     // with spaces in the target unescaped).
@@ -325,13 +326,13 @@ pub fn parse_depfile(text: &str) -> Vec<String> {
 
 /// An exclusive lock on a `build-dir`, held for a whole build and released when dropped
 /// (also when the process dies: the kernel drops `flock` locks with the file descriptor).
-pub struct BuildLock {
+pub(crate) struct BuildLock {
     _file: File,
 }
 
 impl BuildLock {
     /// Takes the lock, waiting (and saying so through `waiting`) while another build holds it.
-    pub fn acquire(build_dir: &Path, waiting: impl FnOnce()) -> io::Result<BuildLock> {
+    pub(crate) fn acquire(build_dir: &Path, waiting: impl FnOnce()) -> io::Result<BuildLock> {
         std::fs::create_dir_all(build_dir)?;
         let file = File::options()
             .create(true)

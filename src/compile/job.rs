@@ -14,7 +14,7 @@ use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::toolchain::Toolchain;
 
 #[derive(Debug, thiserror::Error)]
-pub enum CompileError {
+pub(crate) enum CompileError {
     #[error("{what} failed ({status}):\n  $ {command}\n{}", indent(output))]
     Failed {
         what: String,
@@ -75,42 +75,42 @@ pub(crate) fn indent(text: &str) -> String {
 
 /// One process to run: a compile, a device link or a link.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Job {
-    pub program: PathBuf,
-    pub args: Vec<String>,
+pub(crate) struct Job {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
     /// A compiler wrapper (`sccache`, `ccache`) run with `program` and `args` as its arguments.
-    pub launcher: Option<PathBuf>,
+    pub(crate) launcher: Option<PathBuf>,
     /// The file it writes.
-    pub output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Files it reads, besides those the depfile lists (objects and libraries of a link).
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     /// The dependency file the compiler writes (`-MD -MF`, added when it runs): the source and
     /// every header.
-    pub depfile: Option<PathBuf>,
+    pub(crate) depfile: Option<PathBuf>,
     /// Whether the depfile is left out the first time the step runs in a `build-dir` (nvcc
     /// under sccache: there nvcc's dependency pass is a separate full preprocessing, about as
     /// long as a cache hit itself; a clean CI checkout never needs the list). The step then
     /// runs once more, with the depfile, if the same `build-dir` is built again.
-    pub depfile_lazy: bool,
+    pub(crate) depfile_lazy: bool,
     /// Short label for progress lines: `nvcc csrc/saxpy.cu`.
-    pub label: String,
+    pub(crate) label: String,
     /// What else the progress line shows: `sm_80,sm_90`.
-    pub detail: String,
+    pub(crate) detail: String,
     /// An nvcc compile, which can take `--threads`.
-    pub threadable: bool,
+    pub(crate) threadable: bool,
     /// nvcc's device passes (one per virtual architecture, each a preprocess, cicc and
     /// ptxas chain): the most `--threads` it can use.
-    pub passes: usize,
+    pub(crate) passes: usize,
     /// Expected seconds, for scheduling when no earlier build timed it.
-    pub estimate: f64,
+    pub(crate) estimate: f64,
     /// Where it runs (`None`: where cudawheel runs); relative paths in `args` and in the
     /// depfile are relative to it (see `stable_paths`).
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Variables set for it on top of the inherited environment (the launcher's settings).
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// A step of a `split = "library"` library: its output does not depend on the Python the
     /// build is for, so its record is keyed without it (one compile for every `--python`).
-    pub python_free: bool,
+    pub(crate) python_free: bool,
 }
 
 #[cfg(test)]
@@ -144,7 +144,7 @@ impl fmt::Display for Job {
 }
 
 /// Shell-quotes a word for display, leaving plainly safe words (`-gencode arch=x,code=y`) bare.
-pub fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .chars()
@@ -185,7 +185,7 @@ impl Job {
     }
 
     /// The exact command, shell-quoted, as messages show it.
-    pub fn command_line(&self, threads: Option<usize>) -> String {
+    pub(crate) fn command_line(&self, threads: Option<usize>) -> String {
         let (program, args) = self.argv(threads);
         let words = std::iter::once(program.to_string_lossy().into_owned()).chain(args);
         words.map(|w| quote(&w)).collect::<Vec<_>>().join(" ")
@@ -195,7 +195,7 @@ impl Job {
     /// command and the compiler's own message. Returns the peak memory (max RSS, KiB) of the
     /// process and the children it waited for, and what it printed (for the build log and,
     /// where it holds warnings, the console: `compile::log`).
-    pub fn run(&self, threads: Option<usize>) -> Result<(u64, String), CompileError> {
+    pub(crate) fn run(&self, threads: Option<usize>) -> Result<(u64, String), CompileError> {
         if let Some(parent) = self.output.parent() {
             std::fs::create_dir_all(parent).map_err(|source| CompileError::BuildDir {
                 path: parent.to_path_buf(),
@@ -283,7 +283,7 @@ fn xcompiler(value: &str) -> String {
 }
 
 /// `-DPy_LIMITED_API=0x03090000` for `cp39`.
-pub fn limited_api_define(minor: u32) -> String {
+pub(crate) fn limited_api_define(minor: u32) -> String {
     format!("-DPy_LIMITED_API=0x03{minor:02X}0000")
 }
 
@@ -294,7 +294,7 @@ fn object_path(obj_dir: &Path, ext: &TargetPlan, rel: &Path) -> PathBuf {
 
 /// Writes the plan's generated sources (`BuildPlan::generated`) into build-dir, leaving a file
 /// alone when its text is unchanged (so an incremental build reuses its object).
-pub fn write_generated(plan: &BuildPlan) -> Result<(), CompileError> {
+pub(crate) fn write_generated(plan: &BuildPlan) -> Result<(), CompileError> {
     for (path, text) in &plan.generated {
         if std::fs::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
             continue;
@@ -313,7 +313,7 @@ pub fn write_generated(plan: &BuildPlan) -> Result<(), CompileError> {
 
 /// The compile commands of one target. `cuda_includes`: the CUDA include arguments, in order
 /// (its libraries' folders and the toolkit's header set: `compile::includes::include_args`).
-pub fn compile_jobs(
+pub(crate) fn compile_jobs(
     ext: &TargetPlan,
     plan: &BuildPlan,
     tc: &Toolchain,
@@ -448,7 +448,7 @@ pub fn compile_jobs(
 
 /// The device-link step of an `rdc = true` target: resolves device symbols across its `.cu`
 /// objects and the static device libraries (`libnvshmem_device.a`) into one more object.
-pub fn dlink_job(
+pub(crate) fn dlink_job(
     ext: &TargetPlan,
     cuda_objects: &[PathBuf],
     tc: &Toolchain,
@@ -521,7 +521,7 @@ const NVCC_SHELL_UNSAFE: &[char] = &['$', '`', '\\'];
 /// Refuses an nvcc job with an argument its internal `/bin/sh` would change or run (see
 /// `CompileError::NvccShellUnsafe`); the host compiler and the linker are run directly and take
 /// any argument.
-pub fn check_nvcc_args(job: &Job) -> Result<(), CompileError> {
+pub(crate) fn check_nvcc_args(job: &Job) -> Result<(), CompileError> {
     // A launcher (`Job::launcher`) is not nvcc's business: only the compiler and its arguments.
     if job.program.file_name().is_none_or(|n| n != "nvcc") {
         return Ok(());

@@ -11,7 +11,7 @@ use crate::plan::{TargetKind, TargetPlan};
 use crate::toolchain::Toolchain;
 
 /// `$ORIGIN/..` steps from a file at `wheel_path` back to site-packages, then `site_dir`.
-pub fn origin_rpath(wheel_path: &str, site_dir: &str) -> String {
+pub(crate) fn origin_rpath(wheel_path: &str, site_dir: &str) -> String {
     let depth = wheel_path.matches('/').count();
     let mut s = "$ORIGIN".to_string();
     for _ in 0..depth {
@@ -21,7 +21,7 @@ pub fn origin_rpath(wheel_path: &str, site_dir: &str) -> String {
 }
 
 /// `$ORIGIN`-relative path from the folder of `from` (a wheel path) to the folder `to_dir`.
-pub fn origin_relative(from: &str, to_dir: &str) -> String {
+pub(crate) fn origin_relative(from: &str, to_dir: &str) -> String {
     let from_dir: Vec<&str> = from
         .split('/')
         .collect::<Vec<_>>()
@@ -42,7 +42,7 @@ pub fn origin_relative(from: &str, to_dir: &str) -> String {
 /// The RPATH entries a target must carry: one per wheel folder of its NVIDIA libraries, one per
 /// folder of the project's shared libraries it links, and (with `system_rpath`) the absolute
 /// folders of libraries found outside NVIDIA's wheels.
-pub fn rpath_for(
+pub(crate) fn rpath_for(
     target: &TargetPlan,
     libs: &[&FoundLibrary],
     linked: &[&TargetPlan],
@@ -81,7 +81,7 @@ fn clean(p: &Path) -> PathBuf {
 
 /// The link command of one target.
 #[allow(clippy::too_many_arguments)]
-pub fn link_job(
+pub(crate) fn link_job(
     target: &TargetPlan,
     objects: &[PathBuf],
     tc: &Toolchain,

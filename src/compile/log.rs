@@ -10,25 +10,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The build log, created (emptied) when the first step of a build finishes.
-pub struct BuildLog {
+pub(crate) struct BuildLog {
     path: PathBuf,
     file: Mutex<Option<File>>,
 }
 
 impl BuildLog {
-    pub fn new(build_dir: &Path) -> BuildLog {
+    pub(crate) fn new(build_dir: &Path) -> BuildLog {
         BuildLog {
             path: build_dir.join("build.log"),
             file: Mutex::new(None),
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Appends one finished step. A log that cannot be written is not a build failure.
-    pub fn step(&self, label: &str, command: &str, secs: f64, output: &str) {
+    pub(crate) fn step(&self, label: &str, command: &str, secs: f64, output: &str) {
         let Ok(mut file) = self.file.lock() else {
             return;
         };
@@ -46,7 +46,7 @@ impl BuildLog {
 
 /// The part of a successful step's output to show as a warning: `None` when no line is a
 /// warning (or an error); else the output without the statistics lines.
-pub fn warnings(output: &str) -> Option<String> {
+pub(crate) fn warnings(output: &str) -> Option<String> {
     let mut kept = Vec::new();
     let mut in_statistics = false;
     let mut any = false;

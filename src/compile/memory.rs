@@ -12,16 +12,16 @@ use std::path::{Path, PathBuf};
 
 /// A memory limit for admission, and where it came from (for verbose output).
 #[derive(Debug, Clone)]
-pub struct MemoryLimit {
-    pub bytes: u64,
+pub(crate) struct MemoryLimit {
+    pub(crate) bytes: u64,
     /// `max-memory`, `MemAvailable` or the cgroup that sets it.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl MemoryLimit {
     /// `max-memory` when set, else the least of MemAvailable and the cgroups' room (none when
     /// neither can be read).
-    pub fn new(max_memory: Option<u64>) -> Option<MemoryLimit> {
+    pub(crate) fn new(max_memory: Option<u64>) -> Option<MemoryLimit> {
         if let Some(bytes) = max_memory {
             return Some(MemoryLimit {
                 bytes,
@@ -49,7 +49,7 @@ impl MemoryLimit {
 }
 
 /// `1.2 GiB`, `300 MiB`.
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     if bytes >= 1 << 30 {
         format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
     } else {
@@ -69,9 +69,9 @@ fn mem_available() -> Option<u64> {
 /// left under it.
 #[derive(Debug, Clone, PartialEq)]
 struct CgroupRoom {
-    pub dir: PathBuf,
-    pub limit: u64,
-    pub bytes: u64,
+    pub(crate) dir: PathBuf,
+    pub(crate) limit: u64,
+    pub(crate) bytes: u64,
 }
 
 /// The room this process's memory cgroups leave (the least over every level that sets a

@@ -4,15 +4,15 @@
 //! run in one pool of slots (`schedule`), reused when nothing they read changed
 //! (`incremental`), and linked with `$ORIGIN` RPATHs (`link`).
 
-pub mod graph;
-pub mod includes;
-pub mod incremental;
-pub mod job;
-pub mod link;
-pub mod log;
-pub mod memory;
-pub mod schedule;
-pub mod stable_paths;
+pub(crate) mod graph;
+mod includes;
+pub(crate) mod incremental;
+pub(crate) mod job;
+mod link;
+mod log;
+pub(crate) mod memory;
+pub(crate) mod schedule;
+mod stable_paths;
 
 use std::path::Path;
 
@@ -28,20 +28,20 @@ use schedule::Step;
 use stable_paths::StablePaths;
 
 /// How the steps run: slots, verbosity, memory limit (from `[tool.cudawheel]`).
-pub struct RunOptions {
-    pub verbose: bool,
-    pub max_memory: Option<u64>,
+pub(crate) struct RunOptions {
+    pub(crate) verbose: bool,
+    pub(crate) max_memory: Option<u64>,
 }
 
 /// What running the graph did: the scheduler's counts, and the compiler launcher's summary
 /// line (what it served) when any step ran.
-pub struct Ran {
-    pub stats: schedule::Stats,
-    pub launcher: Option<String>,
+pub(crate) struct Ran {
+    pub(crate) stats: schedule::Stats,
+    pub(crate) launcher: Option<String>,
 }
 
 /// Holds `build-dir/.lock` for one build (waits, saying so, while another build holds it).
-pub fn lock(build_dir: &Path) -> Result<BuildLock, CompileError> {
+pub(crate) fn lock(build_dir: &Path) -> Result<BuildLock, CompileError> {
     BuildLock::acquire(build_dir, || {
         ui::status(&format!(
             "waiting for another build using {}",
@@ -57,7 +57,7 @@ pub fn lock(build_dir: &Path) -> Result<BuildLock, CompileError> {
 /// Runs the graph: commands name the build environment's folders through links in build-dir
 /// and the project's files relatively (the same commands in every isolated build and
 /// checkout); steps whose record says nothing changed are reused.
-pub fn run(
+pub(crate) fn run(
     plan: &BuildPlan,
     tc: &Toolchain,
     python: &PythonInfo,
@@ -185,7 +185,7 @@ fn announce_cluster(tc: &Toolchain) {
 /// The toolchain as this build uses it, and each target's `-gencode` list: says what it builds
 /// (`what`: name and version) and with which headers and libcudart when their releases differ
 /// (or `verbose`); runs nvcc directly when the launcher is known to break these compiles.
-pub fn prepare(
+pub(crate) fn prepare(
     toolchain: &Toolchain,
     plan: &BuildPlan,
     cudart: Option<&FoundLibrary>,

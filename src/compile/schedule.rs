@@ -32,31 +32,31 @@ use crate::compile::memory::{human, MemoryLimit};
 use crate::ui;
 
 /// A job and the indices of the steps it needs.
-pub struct Step {
-    pub job: Job,
-    pub after: Vec<usize>,
+pub(crate) struct Step {
+    pub(crate) job: Job,
+    pub(crate) after: Vec<usize>,
 }
 
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// Slots: steps run at once, an nvcc compile with `--threads N` counting N.
-    pub workers: usize,
-    pub verbose: bool,
-    pub cache: &'a Cache,
-    pub jobserver: Option<&'a jobserver::Client>,
+    pub(crate) workers: usize,
+    pub(crate) verbose: bool,
+    pub(crate) cache: &'a Cache,
+    pub(crate) jobserver: Option<&'a jobserver::Client>,
     /// The memory the running steps may use together; `None`: no limit.
-    pub memory: Option<MemoryLimit>,
+    pub(crate) memory: Option<MemoryLimit>,
     /// A build cluster (sccache-dist) runs some steps: `workers` is then sized by its cores,
     /// and the other steps share `local_slots`.
-    pub remote: Option<Remote>,
+    pub(crate) remote: Option<Remote>,
 }
 
 /// Which steps a build cluster runs, and the slots of this machine for the rest.
 #[derive(Debug, Clone)]
-pub struct Remote {
+pub(crate) struct Remote {
     /// Per step: whether the cluster runs its compile (sccache ships it).
-    pub steps: Vec<bool>,
+    pub(crate) steps: Vec<bool>,
     /// Slots for the steps that run here (device links, links, compiles sccache can't ship).
-    pub local_slots: usize,
+    pub(crate) local_slots: usize,
 }
 
 impl Options<'_> {
@@ -73,13 +73,13 @@ const OTHER_ESTIMATE: u64 = 256 << 20;
 
 /// nvcc's `--threads` for a compile starting now: the free slots shared among the nvcc
 /// compiles ready to start (this one included), at least 1.
-pub fn thread_budget(free_slots: usize, ready_compiles: usize) -> usize {
+pub(crate) fn thread_budget(free_slots: usize, ready_compiles: usize) -> usize {
     (free_slots / ready_compiles.max(1)).max(1)
 }
 
 /// How many threads of `per_thread` bytes fit in what `limit` leaves beside `in_use`;
 /// `None` when not even one does (and something else runs, so the step must wait).
-pub fn memory_fit(
+pub(crate) fn memory_fit(
     threads: usize,
     per_thread: u64,
     in_use: u64,
@@ -96,23 +96,23 @@ pub fn memory_fit(
 
 /// What a run did, for the build summary.
 #[derive(Debug, Default, Clone)]
-pub struct Stats {
+pub(crate) struct Stats {
     /// Steps that ran.
-    pub ran: usize,
+    pub(crate) ran: usize,
     /// Steps whose earlier output was reused.
-    pub reused: usize,
+    pub(crate) reused: usize,
     /// Wall time of the whole graph.
-    pub secs: f64,
+    pub(crate) secs: f64,
     /// The most steps that ran at once.
-    pub max_parallel: usize,
+    pub(crate) max_parallel: usize,
     /// Each step that ran: its label and seconds, in the order they finished.
-    pub times: Vec<(String, f64)>,
+    pub(crate) times: Vec<(String, f64)>,
 }
 
 impl Stats {
     /// The closing lines naming the slowest steps (up to three, when two or more ran), with
     /// what shortens a build that one step dominates.
-    pub fn slowest(&self) -> Vec<String> {
+    pub(crate) fn slowest(&self) -> Vec<String> {
         if self.times.len() < 2 {
             return Vec::new();
         }
@@ -137,7 +137,7 @@ impl Stats {
 }
 
 /// The jobserver of a parent `make`, when one is offered in `MAKEFLAGS`.
-pub fn jobserver_from_env() -> Option<jobserver::Client> {
+pub(crate) fn jobserver_from_env() -> Option<jobserver::Client> {
     // SAFETY: called once per build; the descriptors named in MAKEFLAGS are make's, inherited
     // on purpose, and nothing else in this process uses them.
     unsafe { jobserver::Client::from_env() }
@@ -177,7 +177,7 @@ enum Slot {
 
 /// Runs every step. Stops starting steps after the first failure and reports it (the
 /// earliest in `steps` when several fail).
-pub fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
+pub(crate) fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileError> {
     let start = Instant::now();
     // Arguments nvcc's internal shell would change are refused before anything runs.
     for s in steps {

@@ -31,7 +31,7 @@ use crate::toolchain::{NvccOrigin, Toolchain};
 
 /// How the build environment's folders are named in commands.
 #[derive(Debug, Clone)]
-pub struct StablePaths {
+pub(crate) struct StablePaths {
     root: PathBuf,
     /// (real folder, its link), the longest real folder first.
     links: Vec<(PathBuf, PathBuf)>,
@@ -84,7 +84,12 @@ fn within(a: &Path, b: &Path) -> bool {
 impl StablePaths {
     /// The links a build in `root` uses: the pip toolkit, the Python headers, and the
     /// `sys.path` entries outside the project.
-    pub fn new(root: &Path, build_dir: &Path, tc: &Toolchain, python: &PythonInfo) -> StablePaths {
+    pub(crate) fn new(
+        root: &Path,
+        build_dir: &Path,
+        tc: &Toolchain,
+        python: &PythonInfo,
+    ) -> StablePaths {
         let env = build_dir.join("env");
         let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
         if matches!(tc.nvcc.origin, NvccOrigin::Pip(_)) {
@@ -104,7 +109,7 @@ impl StablePaths {
     }
 
     /// `path` through a link, when it lies in one of the linked folders.
-    pub fn map_path(&self, path: &Path) -> PathBuf {
+    pub(crate) fn map_path(&self, path: &Path) -> PathBuf {
         for (real, link) in &self.links {
             if let Ok(rest) = path.strip_prefix(real) {
                 return if rest.as_os_str().is_empty() {
@@ -118,7 +123,7 @@ impl StablePaths {
     }
 
     /// One argument: linked folders replaced, then the project root taken off paths under it.
-    pub fn map_arg(&self, arg: &str) -> String {
+    pub(crate) fn map_arg(&self, arg: &str) -> String {
         let mut out = arg.to_string();
         for (real, link) in &self.links {
             out = replace_prefix(&out, &real.to_string_lossy(), &link.to_string_lossy());
@@ -131,7 +136,7 @@ impl StablePaths {
     /// Rewrites a job to name the links and to run in the project root. The compiler program
     /// keeps an absolute path; the files the job reads or writes as cudawheel sees them
     /// (`output`, `depfile`) are unchanged, `inputs` go through the links.
-    pub fn apply(&self, job: &mut Job) {
+    pub(crate) fn apply(&self, job: &mut Job) {
         job.program = self.map_path(&job.program);
         job.args = job.args.iter().map(|a| self.map_arg(a)).collect();
         job.inputs = job.inputs.iter().map(|p| self.map_path(p)).collect();
@@ -140,7 +145,7 @@ impl StablePaths {
 
     /// Points every link at its folder (replacing a link from an earlier build); the links are
     /// removed when the returned guard is dropped.
-    pub fn create(&self) -> io::Result<Links> {
+    pub(crate) fn create(&self) -> io::Result<Links> {
         let mut made = Vec::new();
         for (real, link) in &self.links {
             let dir = link.parent().expect("links live in build-dir/env");
@@ -159,7 +164,7 @@ impl StablePaths {
 }
 
 /// The links of one build, removed when dropped.
-pub struct Links {
+pub(crate) struct Links {
     made: Vec<PathBuf>,
 }
 

@@ -3,7 +3,7 @@
 //! schema's `enum` list and the reference's type column (`Ty::Choice(T::NAMES)`), and `name()`.
 
 /// An enum whose values are written as one of a few names.
-pub trait Choice: Copy + 'static {
+pub(crate) trait Choice: Copy + 'static {
     /// Each spelling with its variant, in declaration order.
     const SPELLINGS: &'static [(&'static str, Self)];
     /// The spellings alone, in declaration order.
@@ -33,7 +33,7 @@ macro_rules! choice_enum {
         impl $name {
             /// The spelling of this value in pyproject.toml.
             #[allow(dead_code)]
-            pub fn name(self) -> &'static str {
+            pub(crate) fn name(self) -> &'static str {
                 match self {
                     $( $name::$variant => $spelling, )+
                 }
@@ -45,7 +45,7 @@ pub(super) use choice_enum;
 
 choice_enum! {
     /// `toolkit`: where nvcc comes from.
-    pub enum ToolkitChoice {
+    pub(crate) enum ToolkitChoice {
         Auto = "auto",
         System = "system",
         Pip = "pip",
@@ -54,7 +54,7 @@ choice_enum! {
 
 choice_enum! {
     /// `ptx`: which PTX to embed.
-    pub enum Ptx {
+    pub(crate) enum Ptx {
         Highest = "highest",
         None = "none",
         All = "all",
@@ -63,7 +63,7 @@ choice_enum! {
 
 choice_enum! {
     /// `cudart`: how the CUDA runtime is linked.
-    pub enum Cudart {
+    pub(crate) enum Cudart {
         Shared = "shared",
         Static = "static",
     }
@@ -71,7 +71,7 @@ choice_enum! {
 
 choice_enum! {
     /// `cuda-deps`: how the NVIDIA runtime wheels are declared.
-    pub enum CudaDeps {
+    pub(crate) enum CudaDeps {
         Required = "required",
         Extra = "extra",
         None = "none",
@@ -81,7 +81,7 @@ choice_enum! {
 choice_enum! {
     /// The binding library an extension is written with.
     #[derive(Default)]
-    pub enum Bindings {
+    pub(crate) enum Bindings {
         /// The CPython C API: nothing added.
         #[default]
         None = "none",
@@ -98,7 +98,7 @@ choice_enum! {
 choice_enum! {
     /// Which driver a derived variant's `cuda_version_lower_bound` names.
     #[derive(Default)]
-    pub enum DriverFloor {
+    pub(crate) enum DriverFloor {
         /// `<major>.0`: CUDA's minor-version compatibility.
         #[default]
         Mvc = "mvc",
@@ -109,7 +109,7 @@ choice_enum! {
 
 choice_enum! {
     /// `target`: the CPU the wheel is for (`ToolConfig::target` keeps its spelling).
-    pub enum TargetCpu {
+    pub(crate) enum TargetCpu {
         X86_64 = "x86_64",
         Aarch64 = "aarch64",
     }
@@ -118,7 +118,7 @@ choice_enum! {
 choice_enum! {
     /// `split`: one wheel, or the GPU code in a wheel of its own (`ToolConfig::split` keeps
     /// where `"library"` was set).
-    pub enum Split {
+    pub(crate) enum Split {
         None = "none",
         Library = "library",
     }
@@ -127,7 +127,7 @@ choice_enum! {
 /// `cuda`: a CUDA major, or the one the toolkit found has. Not a `Choice`: any major parses,
 /// and the supported ones are checked with their own message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CudaChoice {
+pub(crate) enum CudaChoice {
     Auto,
     Major(u32),
 }

@@ -20,7 +20,7 @@ use super::choices::{choice_enum, Choice};
 choice_enum! {
     /// A `compress` mode; declared smallest output first (`default_for` relies on the order).
     #[derive(PartialOrd, Ord)]
-    pub enum Compress {
+    pub(crate) enum Compress {
         /// Smallest fatbins (zstd), slowest to load.
         Size = "size",
         /// Between `size` and `speed`.
@@ -33,13 +33,13 @@ choice_enum! {
 }
 
 /// The spellings `compress` accepts, smallest output first.
-pub const CHOICES: &[(&str, Compress)] = Compress::SPELLINGS;
+pub(crate) const CHOICES: &[(&str, Compress)] = Compress::SPELLINGS;
 
 /// The nvcc that introduced `--compress-mode`.
 const COMPRESS_MODE_SINCE: (u32, u32) = (12, 8);
 
 /// The Linux driver release that first supports a CUDA version (`12.4` -> `550.54.14`).
-pub fn linux_driver(cuda: (u32, u32)) -> Option<&'static str> {
+pub(crate) fn linux_driver(cuda: (u32, u32)) -> Option<&'static str> {
     match cuda {
         (11, 0) => Some("450.36.06"),
         (12, 0) => Some("525.60.13"),
@@ -51,11 +51,11 @@ pub fn linux_driver(cuda: (u32, u32)) -> Option<&'static str> {
 
 impl Compress {
     /// The spellings `compress` accepts, smallest output first.
-    pub const CHOICES: &'static [(&'static str, Compress)] = CHOICES;
+    pub(crate) const CHOICES: &'static [(&'static str, Compress)] = CHOICES;
 
     /// The nvcc flags for this mode with an nvcc of `nvcc` (major, minor), or why that nvcc
     /// cannot make it.
-    pub fn flags(self, nvcc: (u32, u32)) -> Result<Vec<String>, String> {
+    pub(crate) fn flags(self, nvcc: (u32, u32)) -> Result<Vec<String>, String> {
         if nvcc >= COMPRESS_MODE_SINCE {
             return Ok(vec![format!("--compress-mode={}", self.name())]);
         }
@@ -73,7 +73,7 @@ impl Compress {
 
     /// The oldest CUDA driver (as the CUDA version it supports) that loads a fatbin a CUDA
     /// `major` toolkit compressed this way.
-    pub fn driver_floor(self, major: u32) -> (u32, u32) {
+    pub(crate) fn driver_floor(self, major: u32) -> (u32, u32) {
         match (self, major) {
             (Compress::Size | Compress::Balance, 12) => (12, 4),
             _ => (major, 0),
@@ -83,7 +83,7 @@ impl Compress {
 
 /// The default: the smallest mode this nvcc makes whose driver floor stays at or below the
 /// floor the wheel promises (`promised`: its CUDA major's `.0`, or a variant's lower bound).
-pub fn default_for(nvcc: (u32, u32), promised: (u32, u32)) -> Compress {
+pub(crate) fn default_for(nvcc: (u32, u32), promised: (u32, u32)) -> Compress {
     CHOICES
         .iter()
         .map(|(_, m)| *m)

@@ -6,7 +6,7 @@ use super::origin::Origin;
 use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("Cannot read {}", path.display())]
     Io {
         path: PathBuf,

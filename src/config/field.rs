@@ -8,13 +8,13 @@ use super::origin::{Origin, Sourced};
 
 /// One value being read: its dotted key, the value, and where it came from.
 pub(super) struct Field {
-    pub key: String,
-    pub value: toml::Value,
-    pub origin: Origin,
+    pub(crate) key: String,
+    pub(crate) value: toml::Value,
+    pub(crate) origin: Origin,
 }
 
 impl Field {
-    pub fn wrong_type(&self, expected: &str) -> ConfigError {
+    pub(crate) fn wrong_type(&self, expected: &str) -> ConfigError {
         ConfigError::WrongType {
             key: self.key.clone(),
             origin: self.origin.clone(),
@@ -23,7 +23,7 @@ impl Field {
         }
     }
 
-    pub fn invalid(&self, why: impl Into<String>) -> ConfigError {
+    pub(crate) fn invalid(&self, why: impl Into<String>) -> ConfigError {
         ConfigError::InvalidValue {
             key: self.key.clone(),
             origin: self.origin.clone(),
@@ -32,20 +32,20 @@ impl Field {
         }
     }
 
-    pub fn string(&self) -> Result<String, ConfigError> {
+    pub(crate) fn string(&self) -> Result<String, ConfigError> {
         self.value
             .as_str()
             .map(str::to_string)
             .ok_or_else(|| self.wrong_type("a string"))
     }
 
-    pub fn boolean(&self) -> Result<bool, ConfigError> {
+    pub(crate) fn boolean(&self) -> Result<bool, ConfigError> {
         self.value
             .as_bool()
             .ok_or_else(|| self.wrong_type("a boolean (true or false)"))
     }
 
-    pub fn list(&self) -> Result<Vec<String>, ConfigError> {
+    pub(crate) fn list(&self) -> Result<Vec<String>, ConfigError> {
         let Some(items) = self.value.as_array() else {
             return Err(self.wrong_type("a list of strings"));
         };
@@ -57,7 +57,7 @@ impl Field {
     }
 
     /// A string list, also accepting one string (split on `;` and whitespace, CMake style).
-    pub fn list_or_string(&self) -> Result<Vec<String>, ConfigError> {
+    pub(crate) fn list_or_string(&self) -> Result<Vec<String>, ConfigError> {
         match &self.value {
             toml::Value::String(s) => Ok(split_list(s)),
             _ => self.list(),
@@ -65,7 +65,7 @@ impl Field {
     }
 
     /// One of `C`'s spellings.
-    pub fn choice<C: Choice>(&self) -> Result<C, ConfigError> {
+    pub(crate) fn choice<C: Choice>(&self) -> Result<C, ConfigError> {
         let text = self.string()?;
         C::SPELLINGS
             .iter()
@@ -79,7 +79,7 @@ impl Field {
 
     /// `bindings`: one name. A list naming torch and another library gets its own message:
     /// torch brings its own pybind11 (`torch/extension.h`, `PYBIND11_MODULE`).
-    pub fn bindings(&self) -> Result<Bindings, ConfigError> {
+    pub(crate) fn bindings(&self) -> Result<Bindings, ConfigError> {
         if let Some(items) = self.value.as_array() {
             let names: Vec<&str> = items.iter().filter_map(|v| v.as_str()).collect();
             if names.contains(&"torch") && names.iter().any(|n| *n != "torch") {
@@ -92,7 +92,7 @@ impl Field {
     }
 
     /// `value` with this field's origin.
-    pub fn sourced<T>(&self, value: T) -> Sourced<T> {
+    pub(crate) fn sourced<T>(&self, value: T) -> Sourced<T> {
         Sourced {
             value,
             origin: self.origin.clone(),
@@ -115,9 +115,9 @@ pub(super) trait Source {
 
 /// One table of pyproject.toml (a target, a library): `prefix` is its dotted key.
 pub(super) struct TableSource<'a> {
-    pub prefix: String,
-    pub table: &'a toml::Table,
-    pub origin: Origin,
+    pub(crate) prefix: String,
+    pub(crate) table: &'a toml::Table,
+    pub(crate) origin: Origin,
 }
 
 impl Source for TableSource<'_> {

@@ -6,39 +6,39 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct PythonInfo {
+pub(crate) struct PythonInfo {
     /// `(3, 11)`
-    pub version: (u32, u32),
+    pub(crate) version: (u32, u32),
     /// `cpython`
-    pub implementation: String,
+    pub(crate) implementation: String,
     /// `cp311`
-    pub python_tag: String,
+    pub(crate) python_tag: String,
     /// `cp311` (or `cp313t`)
-    pub abi_tag: String,
+    pub(crate) abi_tag: String,
     /// `.cpython-311-x86_64-linux-gnu.so`
-    pub ext_suffix: String,
+    pub(crate) ext_suffix: String,
     /// Folder holding `Python.h`.
-    pub include_dir: PathBuf,
+    pub(crate) include_dir: PathBuf,
     /// `sys.path`: where NVIDIA's wheels of the build environment are looked for.
-    pub sys_path: Vec<PathBuf>,
+    pub(crate) sys_path: Vec<PathBuf>,
     /// `platform.machine()`: `x86_64`, `aarch64`.
-    pub machine: String,
+    pub(crate) machine: String,
     /// `sys.executable`: runs probes that must import packages of the build environment
     /// (torch); absent from older shells.
     #[serde(default)]
-    pub executable: Option<PathBuf>,
+    pub(crate) executable: Option<PathBuf>,
     /// The `sys.path` of the environment running cudawheel, when it builds for another
     /// interpreter (`python -m cudawheel wheel --python PY`): where the CUDA toolkit (nvcc, its
     /// headers, libcudart) is also looked for, after `sys_path`. Binding libraries (pybind11,
     /// nanobind, torch) come from `sys_path` only. Empty when the build's interpreter runs
     /// cudawheel itself.
     #[serde(default)]
-    pub toolkit_path: Vec<PathBuf>,
+    pub(crate) toolkit_path: Vec<PathBuf>,
 }
 
 impl PythonInfo {
     /// The interpreter/ABI part of the wheel tag: `cp311-cp311` or `cp39-abi3`.
-    pub fn tag(&self, limited_api: Option<u32>) -> (String, String) {
+    pub(crate) fn tag(&self, limited_api: Option<u32>) -> (String, String) {
         match limited_api {
             Some(minor) => (format!("cp3{minor}"), "abi3".to_string()),
             None => (self.python_tag.clone(), self.abi_tag.clone()),
@@ -47,7 +47,7 @@ impl PythonInfo {
 
     /// Where NVIDIA's toolkit wheels are looked for: `sys_path`, then the folders of
     /// `toolkit_path` not already in it.
-    pub fn toolkit_sites(&self) -> impl Iterator<Item = &PathBuf> {
+    pub(crate) fn toolkit_sites(&self) -> impl Iterator<Item = &PathBuf> {
         self.sys_path.iter().chain(
             self.toolkit_path
                 .iter()
@@ -60,7 +60,7 @@ impl PythonInfo {
 impl PythonInfo {
     /// A CPython 3.11 on x86_64 with its headers in `include_dir` and an empty `sys.path`: what
     /// unit tests that plan a build need.
-    pub fn for_tests(include_dir: &std::path::Path) -> PythonInfo {
+    pub(crate) fn for_tests(include_dir: &std::path::Path) -> PythonInfo {
         PythonInfo {
             version: (3, 11),
             implementation: "cpython".into(),

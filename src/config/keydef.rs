@@ -5,7 +5,7 @@
 /// The type of a key's value: drives how `-C`/environment strings are read (`layered`), the
 /// JSON schema and the configuration reference (`schema`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ty {
+pub(crate) enum Ty {
     Str,
     /// A string matching this regular expression (schema `pattern`).
     Pattern(&'static str),
@@ -30,28 +30,31 @@ pub enum Ty {
 /// One key of `[tool.cudawheel]` or of one of its tables, as the schema and the reference
 /// describe it. Made by `config_struct!` from the key's declaration in `keys`.
 #[derive(Clone, Copy, Debug)]
-pub struct KeyDef {
-    pub name: &'static str,
-    pub ty: Ty,
+// `default`, `required` and `doc` are read by the schema and reference generator (`schema`,
+// run by `cargo test`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct KeyDef {
+    pub(crate) name: &'static str,
+    pub(crate) ty: Ty,
     /// The default as a user would write it (`"auto"`, `false`), or a phrase (`inferred`);
     /// `"required"` for a key the schema requires.
-    pub default: &'static str,
-    pub required: bool,
-    pub doc: &'static str,
+    pub(crate) default: &'static str,
+    pub(crate) required: bool,
+    pub(crate) doc: &'static str,
     /// A target key allowed in one kind of target only (`bindings`: `"extension"`).
-    pub only_in: Option<&'static str>,
+    pub(crate) only_in: Option<&'static str>,
     /// Environment variables read after `CUDAWHEEL_<KEY>` and before pyproject.toml (a top-level
     /// key's; `archs`: CMake's `CUDAARCHS`).
-    pub env_above: &'static [&'static str],
+    pub(crate) env_above: &'static [&'static str],
     /// Environment variables read when nothing else sets the key (`host-compiler`:
     /// `CUDAHOSTCXX`, `CXX`).
-    pub env_below: &'static [&'static str],
+    pub(crate) env_below: &'static [&'static str],
 }
 
 impl KeyDef {
     /// The environment variable of a top-level key: `CUDAWHEEL_<KEY>` (`max-memory` ->
     /// `CUDAWHEEL_MAX_MEMORY`).
-    pub fn env_var(&self) -> String {
+    pub(crate) fn env_var(&self) -> String {
         format!(
             "CUDAWHEEL_{}",
             self.name.to_ascii_uppercase().replace('-', "_")
@@ -112,7 +115,7 @@ macro_rules! config_struct {
         }
 
         /// Every key of this table, in declaration order.
-        pub const $table: &[$crate::config::keydef::KeyDef] = &[$(
+        pub(crate) const $table: &[$crate::config::keydef::KeyDef] = &[$(
             $crate::config::keydef::KeyDef {
                 name: $key,
                 ty: $ty,

@@ -24,15 +24,15 @@ use super::values::{self, Glibc, MAX_WHEEL_SIZE};
 
 /// Environment variables below `CUDAWHEEL_ARCHS` for `archs`: CMake's (`plan::arch` reads
 /// every spelling).
-pub const ENV_FALLBACKS: &[&str] = &["CUDAARCHS"];
+pub(crate) const ENV_FALLBACKS: &[&str] = &["CUDAARCHS"];
 
 /// Tables of targets and libraries: only in pyproject.toml.
-pub const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
+pub(crate) const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
 
 config_struct! {
     /// The whole `[tool.cudawheel]` table after overrides.
     #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct ToolConfig;
+    pub(crate) struct ToolConfig;
     keys TOP_KEYS;
     fn read(layered, table: &toml::Table, overrides: &Overrides);
     {
@@ -289,7 +289,7 @@ config_struct! {
 config_struct! {
     /// `[[tool.cudawheel.extension]]` or `[[tool.cudawheel.shared-library]]`.
     #[derive(Debug, Clone, PartialEq, Eq, Default)]
-    pub struct TargetConfig;
+    pub(crate) struct TargetConfig;
     keys TARGET_KEYS;
     fn read(target, key: &str);
     {
@@ -406,7 +406,7 @@ config_struct! {
 config_struct! {
     /// `[tool.cudawheel.library.<name>]`.
     #[derive(Debug, Clone, PartialEq, Eq, Default)]
-    pub struct LibraryConfig;
+    pub(crate) struct LibraryConfig;
     keys LIBRARY_KEYS;
     fn read(library);
     {
@@ -457,7 +457,7 @@ config_struct! {
 }
 
 /// The keys a target of `kind` (`extension` or `shared-library`) accepts.
-pub fn target_keys(kind: &str) -> impl Iterator<Item = &'static KeyDef> + '_ {
+pub(crate) fn target_keys(kind: &str) -> impl Iterator<Item = &'static KeyDef> + '_ {
     TARGET_KEYS
         .iter()
         .filter(move |k| k.only_in.is_none_or(|only| only == kind))

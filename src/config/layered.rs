@@ -14,19 +14,19 @@ use super::values;
 
 /// PyTorch's variable: NGC-style images export it globally, so it is read for
 /// `bindings = "torch"` targets only (`ToolConfig::torch_archs`), below `CUDAARCHS`.
-pub const TORCH_ARCHS_ENV: &str = "TORCH_CUDA_ARCH_LIST";
+pub(crate) const TORCH_ARCHS_ENV: &str = "TORCH_CUDA_ARCH_LIST";
 
 /// The PEP 517 `config_settings` and the process environment, as plain data.
 #[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    pub settings: BTreeMap<String, String>,
-    pub env: BTreeMap<String, String>,
+pub(crate) struct Overrides {
+    pub(crate) settings: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 impl Overrides {
     /// The settings plus this process's environment (discovery reads `CUDA_HOME`, `PATH`,
     /// `<PREFIX>_LIBRARY_PATH`, ... from the same map, so tests can pass their own).
-    pub fn from_process_env(settings: BTreeMap<String, String>) -> Self {
+    pub(crate) fn from_process_env(settings: BTreeMap<String, String>) -> Self {
         Overrides {
             settings,
             env: std::env::vars().collect(),
@@ -40,7 +40,10 @@ impl Overrides {
 }
 
 /// The closest of `candidates` to `given`, if it is close enough to be a likely typo.
-pub fn suggest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub(crate) fn suggest<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(given, c), c))
@@ -57,7 +60,7 @@ pub(super) struct Layered {
 impl Layered {
     /// The top level `table` of pyproject.toml, whose keys are `keys` (also settings and
     /// variables) and `tables` (only in pyproject.toml), under the overrides.
-    pub fn build(
+    pub(crate) fn build(
         table: &toml::Table,
         overrides: &Overrides,
         keys: &'static [KeyDef],

@@ -3,17 +3,18 @@
 //! Reads files (pyproject.toml, readme, license files) but spawns nothing and knows no toolchain.
 
 mod choices;
-pub mod compress;
+pub(crate) mod compress;
 mod error;
 mod field;
-pub mod interpreter;
+mod interpreter;
 mod keydef;
 mod keys;
 mod layered;
 mod origin;
 mod paths;
 mod project;
-pub mod schema;
+#[cfg(test)]
+mod schema;
 mod tables;
 mod tool;
 mod values;
@@ -21,33 +22,29 @@ mod version_file;
 
 use std::path::{Path, PathBuf};
 
-pub use choices::{Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Ptx, ToolkitChoice};
-pub use error::ConfigError;
-pub use interpreter::PythonInfo;
-pub use keydef::{KeyDef, Ty};
-pub use keys::{
-    target_keys, LibraryConfig, TargetConfig, ToolConfig, LIBRARY_KEYS, TABLE_KEYS, TARGET_KEYS,
-    TOP_KEYS,
-};
-pub use layered::{suggest, Overrides};
-pub use origin::{Origin, Sourced};
-pub use paths::{expand_glob, inside_project};
-pub use project::{License, Person, Project, Readme};
-pub use values::{parse_size, Glibc, AARCH64_MANYLINUX, MAX_WHEEL_SIZE, OLDEST_MANYLINUX};
+pub(crate) use choices::{Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Ptx, ToolkitChoice};
+pub(crate) use error::ConfigError;
+pub(crate) use interpreter::PythonInfo;
+pub(crate) use keys::{LibraryConfig, TargetConfig, ToolConfig};
+pub(crate) use layered::{suggest, Overrides};
+pub(crate) use origin::{Origin, Sourced};
+pub(crate) use paths::{expand_glob, inside_project};
+pub(crate) use project::{License, Person, Project};
+pub(crate) use values::{Glibc, AARCH64_MANYLINUX, MAX_WHEEL_SIZE, OLDEST_MANYLINUX};
 
 /// Everything stage 1 produces.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// The project folder (holds pyproject.toml), absolute.
-    pub root: PathBuf,
-    pub project: Project,
-    pub tool: ToolConfig,
+    pub(crate) root: PathBuf,
+    pub(crate) project: Project,
+    pub(crate) tool: ToolConfig,
     /// `SOURCE_DATE_EPOCH`, for archive timestamps.
-    pub source_date_epoch: Option<u64>,
+    pub(crate) source_date_epoch: Option<u64>,
     /// The pyproject.toml text as read (the sdist ships it).
-    pub pyproject_text: String,
+    pub(crate) pyproject_text: String,
     /// The top-level `[variant]` table (PEP 817's providers and priorities), if any.
-    pub variant_table: Option<toml::Table>,
+    pub(crate) variant_table: Option<toml::Table>,
 }
 
 #[derive(serde::Deserialize)]
@@ -58,7 +55,7 @@ struct RawDocument {
 }
 
 impl Config {
-    pub fn load(source_tree: &Path, overrides: &Overrides) -> Result<Config, ConfigError> {
+    pub(crate) fn load(source_tree: &Path, overrides: &Overrides) -> Result<Config, ConfigError> {
         let root = std::path::absolute(source_tree).map_err(|source| ConfigError::Io {
             path: source_tree.to_path_buf(),
             source,
@@ -74,7 +71,7 @@ impl Config {
     /// Parses and validates a pyproject.toml text as if it were `root/pyproject.toml` (readme
     /// and license files are still read relative to `root`). Pure apart from those reads: the
     /// entry point of the config fuzz target.
-    pub fn from_text(
+    pub(crate) fn from_text(
         root: &Path,
         text: String,
         overrides: &Overrides,
@@ -152,7 +149,11 @@ impl Config {
 }
 
 /// `pyproject.toml` text -> `Config`, with `root` as the project folder: see `Config::from_text`.
-pub fn parse_str(root: &Path, text: &str, overrides: &Overrides) -> Result<Config, ConfigError> {
+pub(crate) fn parse_str(
+    root: &Path,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Config, ConfigError> {
     Config::from_text(root, text.to_string(), overrides)
 }
 

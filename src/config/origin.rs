@@ -5,7 +5,7 @@ use std::fmt;
 
 /// Where a value came from; shown in messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Pyproject,
     /// A PEP 517 config setting, as the user spelled its name.
     Setting(String),
@@ -25,7 +25,7 @@ impl fmt::Display for Origin {
 
 /// A value together with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sourced<T> {
-    pub value: T,
-    pub origin: Origin,
+pub(crate) struct Sourced<T> {
+    pub(crate) value: T,
+    pub(crate) origin: Origin,
 }

@@ -5,7 +5,7 @@ use std::path::{Component, Path, PathBuf};
 use super::error::ConfigError;
 
 /// `rel` joined to `root`, refusing absolute paths and `..` (the project must be self-contained).
-pub fn inside_project(root: &Path, rel: &str, key: &str) -> Result<PathBuf, ConfigError> {
+pub(crate) fn inside_project(root: &Path, rel: &str, key: &str) -> Result<PathBuf, ConfigError> {
     let p = Path::new(rel);
     if p.is_absolute()
         || p.components()
@@ -20,7 +20,11 @@ pub fn inside_project(root: &Path, rel: &str, key: &str) -> Result<PathBuf, Conf
 }
 
 /// Files matching `pattern` under `root`, as sorted paths relative to `root`.
-pub fn expand_glob(root: &Path, pattern: &str, key: &str) -> Result<Vec<PathBuf>, ConfigError> {
+pub(crate) fn expand_glob(
+    root: &Path,
+    pattern: &str,
+    key: &str,
+) -> Result<Vec<PathBuf>, ConfigError> {
     inside_project(root, pattern, key)?;
     let full = root.join(pattern);
     let full = full.to_str().ok_or_else(|| ConfigError::BadGlob {

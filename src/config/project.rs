@@ -16,7 +16,7 @@ use super::error::ConfigError;
 /// `[project]` exactly as written (serde keeps toml's line/column in its errors).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct RawProject {
+pub(crate) struct RawProject {
     name: String,
     version: Option<String>,
     description: Option<String>,
@@ -76,15 +76,15 @@ struct RawPerson {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Readme {
-    pub text: String,
-    pub content_type: String,
+pub(crate) struct Readme {
+    pub(crate) text: String,
+    pub(crate) content_type: String,
     /// The file it was read from, relative to the project root (shipped in sdists).
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum License {
+pub(crate) enum License {
     /// PEP 639 SPDX expression -> `License-Expression`.
     Expression(String),
     /// Legacy table form -> `License`.
@@ -92,33 +92,33 @@ pub enum License {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Person {
-    pub name: Option<String>,
-    pub email: Option<String>,
+pub(crate) struct Person {
+    pub(crate) name: Option<String>,
+    pub(crate) email: Option<String>,
 }
 
 /// Validated `[project]`.
 #[derive(Debug, Clone)]
-pub struct Project {
+pub(crate) struct Project {
     /// As written (the `Name` field keeps the user's spelling).
-    pub name: String,
-    pub normalized_name: PackageName,
-    pub version: Version,
-    pub description: Option<String>,
-    pub readme: Option<Readme>,
-    pub requires_python: Option<VersionSpecifiers>,
-    pub license: Option<License>,
+    pub(crate) name: String,
+    pub(crate) normalized_name: PackageName,
+    pub(crate) version: Version,
+    pub(crate) description: Option<String>,
+    pub(crate) readme: Option<Readme>,
+    pub(crate) requires_python: Option<VersionSpecifiers>,
+    pub(crate) license: Option<License>,
     /// Relative to the project root, sorted.
-    pub license_files: Vec<PathBuf>,
-    pub authors: Vec<Person>,
-    pub maintainers: Vec<Person>,
-    pub keywords: Vec<String>,
-    pub classifiers: Vec<String>,
-    pub urls: Vec<(String, String)>,
-    pub dependencies: Vec<Requirement>,
-    pub optional_dependencies: Vec<(ExtraName, Vec<Requirement>)>,
+    pub(crate) license_files: Vec<PathBuf>,
+    pub(crate) authors: Vec<Person>,
+    pub(crate) maintainers: Vec<Person>,
+    pub(crate) keywords: Vec<String>,
+    pub(crate) classifiers: Vec<String>,
+    pub(crate) urls: Vec<(String, String)>,
+    pub(crate) dependencies: Vec<Requirement>,
+    pub(crate) optional_dependencies: Vec<(ExtraName, Vec<Requirement>)>,
     /// group -> [(name, object reference)], sorted.
-    pub entry_points: BTreeMap<String, Vec<(String, String)>>,
+    pub(crate) entry_points: BTreeMap<String, Vec<(String, String)>>,
 }
 
 fn invalid(key: &str, value: &str, why: impl Into<String>) -> ConfigError {
@@ -133,7 +133,11 @@ fn invalid(key: &str, value: &str, why: impl Into<String>) -> ConfigError {
 impl RawProject {
     /// Validate against the specifications; `root` is the project folder (for readme/licenses).
     /// `version_file`: `tool.cudawheel.version-file`, read for `dynamic = ["version"]`.
-    pub fn validate(self, root: &Path, version_file: Option<&str>) -> Result<Project, ConfigError> {
+    pub(crate) fn validate(
+        self,
+        root: &Path,
+        version_file: Option<&str>,
+    ) -> Result<Project, ConfigError> {
         let _ = (&self.import_names, &self.import_namespaces);
         let normalized_name = PackageName::from_str(&self.name).map_err(|e| {
             invalid(

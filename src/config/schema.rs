@@ -54,7 +54,7 @@ fn target(kind: &str) -> Value {
 }
 
 /// The JSON schema (draft 7, as validate-pyproject uses) of `[tool.cudawheel]`.
-pub fn schema() -> Value {
+pub(crate) fn schema() -> Value {
     let mut props = properties(TOP_KEYS.iter());
     props.insert(
         "extension".into(),
@@ -101,7 +101,7 @@ pub fn schema() -> Value {
 }
 
 /// `schema()` as the checked-in file holds it (pretty, trailing newline).
-pub fn schema_text() -> String {
+pub(crate) fn schema_text() -> String {
     let mut s = serde_json::to_string_pretty(&schema()).expect("a JSON value serializes");
     s.push('\n');
     s
@@ -145,7 +145,7 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
 }
 
 /// docs/reference/configuration.md.
-pub fn reference_markdown() -> String {
+pub(crate) fn reference_markdown() -> String {
     let mut out = String::from(
         "<!-- Generated from src/config/keys.rs by `CUDAWHEEL_BLESS=1 cargo test schema`; do not edit. -->\n\
          # `[tool.cudawheel]` reference\n\n\

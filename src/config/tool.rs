@@ -15,7 +15,7 @@ use super::values::{Glibc, AARCH64_MANYLINUX};
 impl ToolConfig {
     /// Reads `[tool.cudawheel]` (`table` may be empty) and applies the overrides: the layering
     /// step (setting > environment > pyproject.toml, per key), then each key's reader.
-    pub fn parse(table: &toml::Table, overrides: &Overrides) -> Result<Self, ConfigError> {
+    pub(crate) fn parse(table: &toml::Table, overrides: &Overrides) -> Result<Self, ConfigError> {
         let layered = Layered::build(table, overrides, TOP_KEYS, TABLE_KEYS)?;
         Ok(ToolConfig::read(&layered, table, overrides)?.apply_target())
     }
@@ -46,7 +46,7 @@ impl ToolConfig {
     }
 
     /// `name-suffix` with `{major}` filled in.
-    pub fn suffix_for(&self, major: u32) -> String {
+    pub(crate) fn suffix_for(&self, major: u32) -> String {
         self.name_suffix.replace("{major}", &major.to_string())
     }
 }

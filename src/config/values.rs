@@ -156,9 +156,9 @@ pub(super) fn split(f: &Field) -> Result<Option<Origin>, ConfigError> {
 
 /// A glibc version `2.N`, the target of `manylinux = "2_N"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Glibc {
-    pub major: u32,
-    pub minor: u32,
+pub(crate) struct Glibc {
+    pub(crate) major: u32,
+    pub(crate) minor: u32,
 }
 
 impl fmt::Display for Glibc {
@@ -169,11 +169,11 @@ impl fmt::Display for Glibc {
 }
 
 /// The oldest glibc a CUDA wheel can target: NVIDIA's runtime wheels are manylinux_2_17.
-pub const OLDEST_MANYLINUX: u32 = 17;
+pub(crate) const OLDEST_MANYLINUX: u32 = 17;
 
 /// The glibc `target = "aarch64"` builds for when `manylinux` is unset: NVIDIA's aarch64 wheels
 /// of cuBLAS and friends are manylinux_2_27/2_28.
-pub const AARCH64_MANYLINUX: u32 = 28;
+pub(crate) const AARCH64_MANYLINUX: u32 = 28;
 
 /// `manylinux = "2_N"`.
 pub(super) fn manylinux(f: &Field) -> Result<Glibc, ConfigError> {
@@ -202,7 +202,7 @@ pub(super) fn manylinux(f: &Field) -> Result<Glibc, ConfigError> {
 }
 
 /// `"8G"`, `"512M"`, `"1.5GiB"`, `"2048"` (MiB) -> bytes.
-pub fn parse_memory(text: &str) -> Option<u64> {
+pub(crate) fn parse_memory(text: &str) -> Option<u64> {
     let t = text.trim();
     let digits = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -224,11 +224,11 @@ pub fn parse_memory(text: &str) -> Option<u64> {
 }
 
 /// PyPI's default upload limit per file, the default `max-wheel-size`.
-pub const MAX_WHEEL_SIZE: u64 = 100_000_000;
+pub(crate) const MAX_WHEEL_SIZE: u64 = 100_000_000;
 
 /// `100000000`, `"100MB"`, `"50 MiB"`, `"1.5GB"`, `"500kB"` -> bytes (k/M/G decimal as PyPI
 /// counts, KiB/MiB/GiB binary). `None` for anything else or zero.
-pub fn parse_size(text: &str) -> Option<u64> {
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
     let digits = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -9,7 +9,7 @@ use super::ConfigError;
 /// The version text of a project: `project.version`, or with `dynamic = ["version"]` the
 /// string of `version_file`'s `__version__` line (not yet checked against PEP 440: the
 /// caller does, naming where the text came from). Returns (text, where it came from).
-pub fn version_text(
+pub(crate) fn version_text(
     root: &Path,
     dynamic: &[String],
     static_version: Option<String>,
@@ -48,7 +48,7 @@ pub fn version_text(
 
 /// Where a version came from, for the message when it is not PEP 440.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     Project,
     File(String),
 }

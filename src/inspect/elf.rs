@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     #[error("Cannot read {}", path.display())]
     Io {
         path: PathBuf,
@@ -31,19 +31,19 @@ impl Hint for ReadError {
 
 /// What an ELF shared object declares about its loading.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ElfReport {
-    pub soname: Option<String>,
-    pub needed: Vec<String>,
+pub(crate) struct ElfReport {
+    pub(crate) soname: Option<String>,
+    pub(crate) needed: Vec<String>,
     /// DT_RPATH entries, split on `:`.
-    pub rpath: Vec<String>,
+    pub(crate) rpath: Vec<String>,
     /// DT_RUNPATH entries, split on `:`.
-    pub runpath: Vec<String>,
+    pub(crate) runpath: Vec<String>,
     /// Versioned symbol requirements: library -> {`GLIBC_2.14`, ...}.
-    pub version_needs: BTreeMap<String, BTreeSet<String>>,
+    pub(crate) version_needs: BTreeMap<String, BTreeSet<String>>,
     /// e_machine
-    pub machine: u16,
+    pub(crate) machine: u16,
     /// Undefined dynamic symbols (imports), for the policies' blacklists.
-    pub undefined: BTreeSet<String>,
+    pub(crate) undefined: BTreeSet<String>,
 }
 
 fn split_paths(entries: &[&str]) -> Vec<String> {
@@ -55,7 +55,7 @@ fn split_paths(entries: &[&str]) -> Vec<String> {
 }
 
 /// Parses an ELF image held in memory.
-pub fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ReadError> {
+pub(crate) fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ReadError> {
     let elf = goblin::elf::Elf::parse(bytes).map_err(|e| ReadError::Malformed {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -93,7 +93,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<ElfReport, ReadError> {
 }
 
 /// The dynamic symbols a shared library defines (what it exports), without version suffixes.
-pub fn exported(path: &Path) -> Result<BTreeSet<String>, ReadError> {
+pub(crate) fn exported(path: &Path) -> Result<BTreeSet<String>, ReadError> {
     let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,
@@ -110,7 +110,7 @@ pub fn exported(path: &Path) -> Result<BTreeSet<String>, ReadError> {
         .collect())
 }
 
-pub fn read(path: &Path) -> Result<ElfReport, ReadError> {
+pub(crate) fn read(path: &Path) -> Result<ElfReport, ReadError> {
     let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,

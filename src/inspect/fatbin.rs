@@ -26,28 +26,28 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 
 /// What one fatbin entry holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntryKind {
+pub(crate) enum EntryKind {
     Ptx,
     Sass,
 }
 
 /// One entry of a fatbin.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub kind: EntryKind,
+pub(crate) struct Entry {
+    pub(crate) kind: EntryKind,
     /// `90` for sm_90 / compute_90.
-    pub sm: u32,
+    pub(crate) sm: u32,
     /// `""`, `"a"` or `"f"`.
-    pub suffix: &'static str,
+    pub(crate) suffix: &'static str,
     /// PTX: the PTX ISA version (major, minor); SASS: the cubin format version.
-    pub version: (u16, u16),
+    pub(crate) version: (u16, u16),
     /// Payload bytes as stored (compressed).
-    pub size: u64,
+    pub(crate) size: u64,
 }
 
 impl Entry {
     /// `sm_90a` / `compute_100f`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let prefix = match self.kind {
             EntryKind::Ptx => "compute",
             EntryKind::Sass => "sm",
@@ -60,7 +60,7 @@ const FLAG_ARCH_SPECIFIC: u64 = 1 << 20;
 const FLAG_FAMILY: u64 = 1 << 21;
 
 /// Every entry of one fatbin section, in order. Stops quietly at anything malformed.
-pub fn entries(section: &[u8]) -> Vec<Entry> {
+pub(crate) fn entries(section: &[u8]) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while let (Some(FATBIN_MAGIC), Some(header), Some(size)) = (
@@ -126,7 +126,7 @@ pub fn entries(section: &[u8]) -> Vec<Entry> {
 }
 
 /// GPU code by architecture in one fatbin section: (`sm_90` / `compute_90a`, bytes), in order.
-pub fn fatbin_entries(section: &[u8]) -> Vec<(String, u64)> {
+pub(crate) fn fatbin_entries(section: &[u8]) -> Vec<(String, u64)> {
     entries(section)
         .into_iter()
         .map(|e| (e.name(), e.size))
@@ -136,27 +136,27 @@ pub fn fatbin_entries(section: &[u8]) -> Vec<(String, u64)> {
 /// The GPU code one ELF file carries. Field names are stable (other stages and the generated
 /// `_cuda_libs.py` use them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct GpuCode {
+pub(crate) struct GpuCode {
     /// SASS archs, sorted by number: `sm_80`, `sm_90a`, `sm_100f`.
-    pub sass: Vec<String>,
+    pub(crate) sass: Vec<String>,
     /// PTX archs, sorted by number: `compute_90`.
-    pub ptx: Vec<String>,
+    pub(crate) ptx: Vec<String>,
     /// The newest PTX ISA version of its PTX (`"9.5"`), if it has PTX.
-    pub ptx_isa: Option<String>,
+    pub(crate) ptx_isa: Option<String>,
     /// The CUDA version (major, minor) a driver must support to JIT that PTX: the toolkit
     /// release that introduced the ISA (PTX ISA 9.5 -> CUDA 13.5, 8.4 -> 12.4).
-    pub ptx_toolkit: Option<(u32, u32)>,
+    pub(crate) ptx_toolkit: Option<(u32, u32)>,
 }
 
 impl GpuCode {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.sass.is_empty() && self.ptx.is_empty()
     }
 }
 
 /// The CUDA release that introduced a PTX ISA version (the driver that JITs it must support
 /// at least this CUDA version). `None` before PTX ISA 7.0 (CUDA 11.0).
-pub fn ptx_isa_toolkit(major: u16, minor: u16) -> Option<(u32, u32)> {
+pub(crate) fn ptx_isa_toolkit(major: u16, minor: u16) -> Option<(u32, u32)> {
     let minor = u32::from(minor);
     match major {
         7 => Some((11, minor.min(8))),
@@ -173,7 +173,7 @@ pub fn ptx_isa_toolkit(major: u16, minor: u16) -> Option<(u32, u32)> {
 }
 
 /// What GPU code the ELF file `elf` carries (empty without a `.nv_fatbin`).
-pub fn gpu_code(elf: &[u8]) -> GpuCode {
+pub(crate) fn gpu_code(elf: &[u8]) -> GpuCode {
     let Some(section) = fatbin_section(elf) else {
         return GpuCode::default();
     };
@@ -201,7 +201,7 @@ pub fn gpu_code(elf: &[u8]) -> GpuCode {
 }
 
 /// The `.nv_fatbin` section of an ELF file's bytes, if any.
-pub fn fatbin_section(elf: &[u8]) -> Option<&[u8]> {
+pub(crate) fn fatbin_section(elf: &[u8]) -> Option<&[u8]> {
     let parsed = goblin::elf::Elf::parse(elf).ok()?;
     let sh = parsed
         .section_headers

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 /// One manylinux policy.
 #[derive(Debug, serde::Deserialize)]
-pub struct Policy {
-    pub name: String,
-    pub priority: i64,
+pub(crate) struct Policy {
+    pub(crate) name: String,
+    pub(crate) priority: i64,
     /// arch -> family (`GLIBC`, `GLIBCXX`, ...) -> allowed versions.
-    pub symbol_versions: BTreeMap<String, BTreeMap<String, Vec<String>>>,
-    pub lib_whitelist: Vec<String>,
+    pub(crate) symbol_versions: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    pub(crate) lib_whitelist: Vec<String>,
     /// library -> symbols a wheel must not import from it.
-    pub blacklist: BTreeMap<String, Vec<String>>,
+    pub(crate) blacklist: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -21,7 +21,7 @@ struct PolicyFile {
     policies: Vec<Policy>,
 }
 
-pub fn policies() -> &'static [Policy] {
+pub(crate) fn policies() -> &'static [Policy] {
     static POLICIES: std::sync::OnceLock<Vec<Policy>> = std::sync::OnceLock::new();
     POLICIES.get_or_init(|| {
         let file: PolicyFile = serde_json::from_str(include_str!("data/manylinux-policy.json"))
@@ -34,7 +34,7 @@ pub fn policies() -> &'static [Policy] {
 }
 
 /// Libraries every manylinux policy lets a wheel load from the system.
-pub const SYSTEM_LIBRARIES: &[&str] = &[
+pub(crate) const SYSTEM_LIBRARIES: &[&str] = &[
     "libgcc_s.so.1",
     "libstdc++.so.6",
     "libm.so.6",
@@ -66,7 +66,7 @@ pub const SYSTEM_LIBRARIES: &[&str] = &[
 ];
 
 /// `manylinux = "2_N"`: whether auditwheel's policies know `manylinux_2_N` for `arch`.
-pub fn known_policy(minor: u32, arch: &str) -> Result<(), Vec<String>> {
+pub(crate) fn known_policy(minor: u32, arch: &str) -> Result<(), Vec<String>> {
     let name = format!("manylinux_2_{minor}");
     let known: Vec<String> = policies()
         .iter()

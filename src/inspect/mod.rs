@@ -1,7 +1,7 @@
 //! Reading what a build made and what is installed: facts read back from files, not from the
 //! flags that made them. Any stage may use these readers.
 
-pub mod elf;
-pub mod fatbin;
-pub mod manylinux;
-pub mod site;
+pub(crate) mod elf;
+pub(crate) mod fatbin;
+pub(crate) mod manylinux;
+pub(crate) mod site;

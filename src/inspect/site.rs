@@ -7,7 +7,7 @@ use pep440_rs::Version;
 
 /// `a/b/c` for a relative path, whatever the platform's separator: how wheels, RECORD and
 /// sdists spell paths.
-pub fn portable(p: &Path) -> String {
+pub(crate) fn portable(p: &Path) -> String {
     p.components()
         .map(|c| c.as_os_str().to_string_lossy())
         .collect::<Vec<_>>()
@@ -16,7 +16,7 @@ pub fn portable(p: &Path) -> String {
 
 /// The distribution whose RECORD lists `file`, looking for `.dist-info` folders in the file's
 /// ancestors (a `sys.path` entry, or a `pip install --target` prefix).
-pub fn owning_distribution(file: &Path) -> Option<(String, Version)> {
+pub(crate) fn owning_distribution(file: &Path) -> Option<(String, Version)> {
     // Through symlinked folders (a toolkit's `lib64 -> py/nvidia/cuda_runtime/lib`) to the
     // folder the wheel was installed into; the file name itself stays as RECORD lists it.
     let real_dir = file.parent().and_then(|d| std::fs::canonicalize(d).ok());
@@ -66,7 +66,7 @@ fn owner_in(site: &Path, rel: &str) -> Option<(String, Version)> {
 }
 
 /// Whether two paths name the same folder (through links).
-pub fn same_dir(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
     a == b
         || std::fs::canonicalize(a)
             .ok()

@@ -9,30 +9,30 @@
 
 /// Where one CUDA major's wheel installs a library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WheelLayout {
+pub(crate) struct WheelLayout {
     /// Distribution name (`nvidia-cublas-cu12`, `nvidia-cublas`, `nvidia-nccl-cu13`).
-    pub dist: &'static str,
+    pub(crate) dist: &'static str,
     /// Folder inside site-packages holding `include/` and `lib/`.
-    pub dir: &'static str,
+    pub(crate) dir: &'static str,
     /// Include folder below `dir` (CUDA 13's CCCL adds a `cccl/` level).
-    pub include: &'static str,
+    pub(crate) include: &'static str,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct CatalogEntry {
-    pub name: &'static str,
-    pub env_prefix: &'static str,
+pub(crate) struct CatalogEntry {
+    pub(crate) name: &'static str,
+    pub(crate) env_prefix: &'static str,
     /// Headers that must be found.
-    pub headers: &'static [&'static str],
+    pub(crate) headers: &'static [&'static str],
     /// Shared libraries to link (`cublas` -> `libcublas.so*`, linked by SONAME).
-    pub shared: &'static [&'static str],
+    pub(crate) shared: &'static [&'static str],
     /// Static libraries for the device link (`rdc = true`).
-    pub statics: &'static [&'static str],
+    pub(crate) statics: &'static [&'static str],
     /// The extra of NVIDIA's `cuda-toolkit` meta package that installs it, if it is a toolkit
     /// component (nccl, cudnn and nvshmem are not).
-    pub toolkit_extra: Option<&'static str>,
+    pub(crate) toolkit_extra: Option<&'static str>,
     /// Wheels for CUDA 11, 12 and 13.
-    pub wheels: [Option<WheelLayout>; 3],
+    pub(crate) wheels: [Option<WheelLayout>; 3],
 }
 
 const fn w(dist: &'static str, dir: &'static str) -> Option<WheelLayout> {
@@ -67,7 +67,7 @@ macro_rules! toolkit {
     };
 }
 
-pub static CATALOG: &[CatalogEntry] = &[
+pub(crate) static CATALOG: &[CatalogEntry] = &[
     toolkit!("cudart", "CUDART", "nvidia-cuda-runtime", "cuda_runtime", &["cuda_runtime_api.h"], &["cudart"], cu11: true),
     CatalogEntry {
         name: "cccl",
@@ -137,12 +137,12 @@ pub static CATALOG: &[CatalogEntry] = &[
     },
 ];
 
-pub fn entry(name: &str) -> Option<&'static CatalogEntry> {
+pub(crate) fn entry(name: &str) -> Option<&'static CatalogEntry> {
     CATALOG.iter().find(|e| e.name == name)
 }
 
 impl CatalogEntry {
-    pub fn wheel(&self, major: u32) -> Option<WheelLayout> {
+    pub(crate) fn wheel(&self, major: u32) -> Option<WheelLayout> {
         match major {
             11 => self.wheels[0],
             12 => self.wheels[1],

@@ -26,14 +26,14 @@ fn installed_version(site: &Path, dist: &str) -> Option<String> {
 }
 
 /// `host`: what discovery found in the build environment. Returns the same targets linking
-/// the target's copies, and what had to be downloaded for them.
-pub fn for_target(
+/// the target's copies.
+pub(crate) fn for_target(
     host: Linked,
     s: &Search<'_>,
     python: &PythonInfo,
     target: &Cross,
     build_dir: &Path,
-) -> Result<(Linked, Vec<String>), LibraryError> {
+) -> Result<Linked, LibraryError> {
     let host_cudart = host.libs.get("cudart").cloned();
     let mut wanted: Vec<(String, String)> = Vec::new();
     for lib in host.libs.values() {
@@ -48,7 +48,7 @@ pub fn for_target(
             wanted.push(item);
         }
     }
-    let (site, downloaded) = cross::fetch(python, target, build_dir, &wanted)?;
+    let site = cross::fetch(python, target, build_dir, &wanted)?;
     let sys_path = [site.clone()];
     let search = Search {
         sys_path: &sys_path,
@@ -75,7 +75,7 @@ pub fn for_target(
     ) {
         same_runtime_headers(&host_site, &site, &dist)?;
     }
-    Ok((linked, downloaded))
+    Ok(linked)
 }
 
 /// libcudart's headers are nvcc's own (the toolkit's header set, x86_64 wheels): every header

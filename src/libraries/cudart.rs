@@ -9,7 +9,7 @@ use crate::toolchain::headers::HeaderSet;
 /// The runtime's `Requires-Dist` floor: the linked wheel's version, lowered to the headers'
 /// release when those are older (code compiled against 13.0 headers needs nothing newer than
 /// a 13.0 runtime). Never above the wheel installed, so the build environment satisfies it.
-pub fn runtime_floor(set: &HeaderSet, wheel_floor: (u64, u64)) -> (u64, u64) {
+pub(crate) fn runtime_floor(set: &HeaderSet, wheel_floor: (u64, u64)) -> (u64, u64) {
     match set.version {
         Some((a, b))
             if (u64::from(a), u64::from(b)) < wheel_floor && u64::from(a) == wheel_floor.0 =>
@@ -29,13 +29,13 @@ fn linked_release(rt: &FoundLibrary) -> Option<(u64, u64)> {
 
 /// Whether the headers compiled against and the libcudart linked are of different releases
 /// (or one wheel folder mixes releases): then a build says which is which, and why.
-pub fn runtime_differs(set: &HeaderSet, rt: &FoundLibrary) -> bool {
+pub(crate) fn runtime_differs(set: &HeaderSet, rt: &FoundLibrary) -> bool {
     let headers = set.version.map(|(a, b)| (u64::from(a), u64::from(b)));
     !set.mixed.is_empty() || linked_release(rt).is_some_and(|v| Some(v) != headers)
 }
 
 /// What a build compiles against and links, and why: the lines `doctor` and a build show.
-pub fn explain(set: &HeaderSet, cudart: Option<&FoundLibrary>) -> Vec<String> {
+pub(crate) fn explain(set: &HeaderSet, cudart: Option<&FoundLibrary>) -> Vec<String> {
     let mut out = Vec::new();
     let owner = set
         .owner

@@ -6,10 +6,10 @@
 //! `<PREFIX>_DIR`; NVIDIA wheels on `sys.path` (told apart by their distribution, never by
 //! folder); the CUDA toolkit in use; Debian multiarch and RPM layouts plus `search` entries.
 
-pub mod catalog;
-pub mod cross;
-pub mod cudart;
-pub mod targets;
+pub(crate) mod catalog;
+pub(crate) mod cross;
+pub(crate) mod cudart;
+pub(crate) mod targets;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +27,7 @@ type Env = BTreeMap<String, String>;
 /// What library discovery can fail at: a library no search found, or a name neither
 /// catalogued nor declared.
 #[derive(Debug, thiserror::Error)]
-pub enum LibraryError {
+pub(crate) enum LibraryError {
     #[error("The CUDA library `{name}` was not found for CUDA {major}; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     NotFound {
         name: String,
@@ -63,34 +63,34 @@ impl Hint for LibraryError {
 
 /// What to look for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LibrarySpec {
-    pub name: String,
-    pub env_prefix: String,
-    pub headers: Vec<String>,
-    pub shared: Vec<String>,
-    pub statics: Vec<String>,
+pub(crate) struct LibrarySpec {
+    pub(crate) name: String,
+    pub(crate) env_prefix: String,
+    pub(crate) headers: Vec<String>,
+    pub(crate) shared: Vec<String>,
+    pub(crate) statics: Vec<String>,
     /// Where this major's NVIDIA wheel installs it (owned copy of the catalogue's layout).
-    pub wheel: Option<(String, String, String)>,
+    pub(crate) wheel: Option<(String, String, String)>,
     /// The distribution that provides it at run time when it is not found inside a wheel.
-    pub pip_package: Option<String>,
-    pub search: Vec<String>,
+    pub(crate) pip_package: Option<String>,
+    pub(crate) search: Vec<String>,
 }
 
 /// Who provides a library at run time.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Provider {
+pub(crate) struct Provider {
     /// Distribution name as `Requires-Dist` spells it.
-    pub dist: String,
+    pub(crate) dist: String,
     /// The version built against: `major.minor` of the distribution's own scheme.
-    pub floor: (u64, u64),
+    pub(crate) floor: (u64, u64),
     /// Compatible within that minor only (torch's C++ ABI changes between minors), not within
     /// the major.
-    pub within_minor: bool,
+    pub(crate) within_minor: bool,
 }
 
 impl Provider {
     /// `nvidia-cufft-cu12>=11.4,<12`; `torch>=2.15,<2.16` within a minor.
-    pub fn requirement(&self) -> String {
+    pub(crate) fn requirement(&self) -> String {
         let (major, minor) = self.floor;
         if self.within_minor {
             format!("{}>={major}.{minor},<{major}.{}", self.dist, minor + 1)
@@ -101,35 +101,35 @@ impl Provider {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SharedLib {
-    pub soname: String,
+pub(crate) struct SharedLib {
+    pub(crate) soname: String,
     /// The file found (linked by `-l:<soname>` from `dir`, or by this path if no file is named
     /// after the SONAME).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 #[derive(Debug, Clone)]
-pub struct FoundLibrary {
-    pub name: String,
-    pub include_dirs: Vec<PathBuf>,
-    pub shared: Vec<SharedLib>,
-    pub statics: Vec<PathBuf>,
+pub(crate) struct FoundLibrary {
+    pub(crate) name: String,
+    pub(crate) include_dirs: Vec<PathBuf>,
+    pub(crate) shared: Vec<SharedLib>,
+    pub(crate) statics: Vec<PathBuf>,
     /// `<PREFIX>_LDFLAGS`, shell-split.
-    pub ldflags: Vec<String>,
+    pub(crate) ldflags: Vec<String>,
     /// The library folder relative to site-packages where its wheel lives (for `$ORIGIN`).
-    pub site_lib_dir: Option<String>,
+    pub(crate) site_lib_dir: Option<String>,
     /// Found outside NVIDIA's wheels (env, toolkit, system): its folder for `system-rpath`.
-    pub outside_dir: Option<PathBuf>,
-    pub provider: Option<Provider>,
-    pub found_in: String,
+    pub(crate) outside_dir: Option<PathBuf>,
+    pub(crate) provider: Option<Provider>,
+    pub(crate) found_in: String,
     /// Found inside NVIDIA's wheels: the `sys.path` entry and the distribution owning the copy
     /// (whose RECORD tells its own headers from those of the wheels sharing its folder).
-    pub wheel_dist: Option<(PathBuf, String)>,
+    pub(crate) wheel_dist: Option<(PathBuf, String)>,
 }
 
 /// The spec of `name` for CUDA `major`: the catalogue's, with `[tool.cudawheel.library.<name>]`
 /// overriding field by field; a declared name outside the catalogue stands alone.
-pub fn spec_for(
+pub(crate) fn spec_for(
     name: &str,
     major: u32,
     tool: &ToolConfig,
@@ -191,7 +191,7 @@ pub fn spec_for(
 }
 
 /// The spec of libcudart linked statically.
-pub fn static_cudart_spec() -> LibrarySpec {
+pub(crate) fn static_cudart_spec() -> LibrarySpec {
     LibrarySpec {
         name: "cudart".into(),
         env_prefix: "CUDART".into(),
@@ -368,7 +368,7 @@ fn file_version(path: &Path) -> Option<(u64, u64)> {
 }
 
 /// Finds one library. `need_static`: also require its static libraries (device linking).
-pub fn find(
+pub(crate) fn find(
     spec: &LibrarySpec,
     major: u32,
     nvcc: &Nvcc,
@@ -381,7 +381,7 @@ pub fn find(
 
 /// `find`, where the CUDA toolkit in use is searched only when there is one (`None`: no nvcc
 /// here yet, e.g. before an isolated build installs it).
-pub fn find_in(
+pub(crate) fn find_in(
     spec: &LibrarySpec,
     major: u32,
     toolkit: Option<&Nvcc>,
@@ -558,7 +558,7 @@ fn found(
 /// `cuda-toolkit[cublas]==12.4.*` for what a system CUDA 12.4 lacks in wheel form), then the
 /// wheels no extra holds (`nvidia-nccl-cu13`, a `pip-package`). Libraries of `optional` targets
 /// are not asked for (they are used when found).
-pub fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) -> Vec<String> {
+pub(crate) fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) -> Vec<String> {
     let mut extras = toolkit.extras.clone();
     let mut others = Vec::new();
     let targets = tool
@@ -621,7 +621,7 @@ fn from_pypi(tool: &ToolConfig, toolkit: &ToolkitRequest, name: &str) -> Option<
 
 /// Whether an isolated build has the library `name` (`cudart` included): `build_requirements`
 /// asks PyPI for it, or the toolkit requested brings it.
-pub fn isolated_build_has(tool: &ToolConfig, toolkit: &ToolkitRequest, name: &str) -> bool {
+pub(crate) fn isolated_build_has(tool: &ToolConfig, toolkit: &ToolkitRequest, name: &str) -> bool {
     if toolkit.system && SYSTEM_TOOLKIT_HAS.contains(&name) {
         return true;
     }

@@ -14,26 +14,26 @@ use crate::toolchain::Nvcc;
 use crate::ui;
 
 /// Where libraries are looked for.
-pub struct Search<'a> {
-    pub tool: &'a ToolConfig,
-    pub major: u32,
-    pub nvcc: &'a Nvcc,
-    pub headers: &'a HeaderSet,
-    pub env: &'a BTreeMap<String, String>,
-    pub sys_path: &'a [PathBuf],
+pub(crate) struct Search<'a> {
+    pub(crate) tool: &'a ToolConfig,
+    pub(crate) major: u32,
+    pub(crate) nvcc: &'a Nvcc,
+    pub(crate) headers: &'a HeaderSet,
+    pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) sys_path: &'a [PathBuf],
 }
 
 /// The targets kept, what each links (names into `libs`, cudart first), and every library
 /// found, by name.
-pub struct Linked {
-    pub targets: Vec<TargetPlan>,
-    pub target_libs: Vec<Vec<String>>,
-    pub libs: BTreeMap<String, FoundLibrary>,
+pub(crate) struct Linked {
+    pub(crate) targets: Vec<TargetPlan>,
+    pub(crate) target_libs: Vec<Vec<String>>,
+    pub(crate) libs: BTreeMap<String, FoundLibrary>,
 }
 
 /// libcudart as `cudart` says (shared by default, or the static archive), its `Requires-Dist`
 /// floor fitted to the headers compiled against.
-pub fn find_cudart(s: &Search<'_>) -> Result<FoundLibrary, LibraryError> {
+pub(crate) fn find_cudart(s: &Search<'_>) -> Result<FoundLibrary, LibraryError> {
     let spec = match s.tool.cudart {
         Cudart::Shared => spec_for("cudart", s.major, s.tool, "tool.cudawheel.cudart")?,
         Cudart::Static => super::static_cudart_spec(),
@@ -47,7 +47,7 @@ pub fn find_cudart(s: &Search<'_>) -> Result<FoundLibrary, LibraryError> {
 
 /// `framework(target)`: the libraries a binding framework links into that target (torch's
 /// groups), already found.
-pub fn for_targets(
+pub(crate) fn for_targets(
     targets: Vec<TargetPlan>,
     s: &Search<'_>,
     framework: &dyn Fn(&TargetPlan) -> Vec<(String, FoundLibrary)>,
@@ -104,7 +104,7 @@ pub fn for_targets(
 
 /// `Requires-Dist` entries for the libraries providing `sonames`: one per distribution, with
 /// the highest floor when two libraries of one distribution disagree.
-pub fn requirements_for<'a>(
+pub(crate) fn requirements_for<'a>(
     libs: impl IntoIterator<Item = &'a FoundLibrary>,
     sonames: &std::collections::BTreeSet<String>,
 ) -> Vec<String> {

@@ -19,7 +19,7 @@ use sha2::Digest as _;
 use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ArchiveError {
+pub(crate) enum ArchiveError {
     #[error("Cannot write to the output folder {}", path.display())]
     Io {
         path: PathBuf,
@@ -55,12 +55,12 @@ struct Entry {
 
 /// Collects files in memory, then writes them in a fixed order.
 #[derive(Debug, Default)]
-pub struct Files {
+pub(crate) struct Files {
     entries: BTreeMap<String, Entry>,
 }
 
 impl Files {
-    pub fn add_bytes(&mut self, path: &str, bytes: impl Into<Vec<u8>>, executable: bool) {
+    pub(crate) fn add_bytes(&mut self, path: &str, bytes: impl Into<Vec<u8>>, executable: bool) {
         self.entries.insert(
             path.to_string(),
             Entry {
@@ -70,7 +70,7 @@ impl Files {
         );
     }
 
-    pub fn add_file(&mut self, path: &str, source: &Path) -> Result<(), ArchiveError> {
+    pub(crate) fn add_file(&mut self, path: &str, source: &Path) -> Result<(), ArchiveError> {
         use std::os::unix::fs::PermissionsExt;
         let bytes = std::fs::read(source).map_err(|e| ArchiveError::Read {
             path: source.to_path_buf(),
@@ -84,7 +84,7 @@ impl Files {
     }
 
     /// `(path, bytes, executable)` in path order.
-    pub fn into_entries(self) -> Vec<(String, Vec<u8>, bool)> {
+    pub(crate) fn into_entries(self) -> Vec<(String, Vec<u8>, bool)> {
         self.entries
             .into_iter()
             .map(|(p, e)| (p, e.bytes, e.executable))
@@ -210,7 +210,7 @@ impl Previous {
 
 /// Writes `files` plus `<dist_info>/RECORD` as the wheel `out_dir/filename`, copying the
 /// unchanged members of `previous` (an earlier wheel of the same project) compressed as they are.
-pub fn write_wheel(
+pub(crate) fn write_wheel(
     out_dir: &Path,
     filename: &str,
     dist_info: &str,
@@ -292,7 +292,7 @@ pub fn write_wheel(
 
 /// Keeps a copy of `wheel` as `keep` (the next build's `previous`). Best effort: without it
 /// the next build only deflates everything again.
-pub fn keep_copy(wheel: &Path, keep: &Path) {
+pub(crate) fn keep_copy(wheel: &Path, keep: &Path) {
     let Some(dir) = keep.parent() else { return };
     let Ok(tmp) = temp_in(dir) else { return };
     if std::fs::copy(wheel, tmp.path()).is_ok() {
@@ -309,7 +309,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// Writes `files` under `<top>/` as the sdist `out_dir/filename` (tar.gz).
-pub fn write_sdist(
+pub(crate) fn write_sdist(
     out_dir: &Path,
     filename: &str,
     top: &str,

@@ -16,12 +16,12 @@ use crate::plan::driver_floors::Floor;
 
 /// One library to preload.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Preload {
-    pub soname: String,
+pub(crate) struct Preload {
+    pub(crate) soname: String,
     /// Folder inside site-packages (`nvidia/cu13/lib`).
-    pub site_dir: String,
+    pub(crate) site_dir: String,
     /// The requirement that provides it (`nvidia-cuda-runtime>=13.5,<14`).
-    pub requirement: String,
+    pub(crate) requirement: String,
 }
 
 fn py_str(s: &str) -> String {
@@ -43,22 +43,22 @@ fn py_tuple(items: &[String]) -> String {
 }
 
 /// What one package's helper holds.
-pub struct Helper<'a> {
+pub(crate) struct Helper<'a> {
     /// What to preload.
-    pub libs: &'a [Preload],
+    pub(crate) libs: &'a [Preload],
     /// nvcc's (major, minor).
-    pub cuda: (u32, u32),
+    pub(crate) cuda: (u32, u32),
     /// The package's extensions use torch, whose import (first thing in the module) loads
     /// torch's libraries and the NVIDIA libraries it pins, so those resolve to torch's copies.
-    pub torch: bool,
+    pub(crate) torch: bool,
     /// Each built ELF of the package with GPU code (its wheel path and what its fatbin holds).
-    pub gpus: &'a [(String, GpuCode)],
+    pub(crate) gpus: &'a [(String, GpuCode)],
     /// Why the wheel needs a driver this new (`plan::driver_floors`).
-    pub floors: &'a [Floor],
+    pub(crate) floors: &'a [Floor],
 }
 
 /// The helper's text.
-pub fn render(h: &Helper<'_>) -> String {
+pub(crate) fn render(h: &Helper<'_>) -> String {
     let (libs, cuda, torch, gpus) = (h.libs, h.cuda, h.torch, h.gpus);
     let mut table = String::new();
     for l in libs {
@@ -106,7 +106,11 @@ pub fn render(h: &Helper<'_>) -> String {
 /// Fills the parts of `render`'s text for `load()` and the extras scheme: `shared` (a
 /// shared-library target's name, its path below the package folder) and `extra` (the
 /// distribution and the extra the NVIDIA wheels are under, with `cuda-deps = "extra"`).
-pub fn with_loads(text: &str, shared: &[(String, String)], extra: Option<(&str, &str)>) -> String {
+pub(crate) fn with_loads(
+    text: &str,
+    shared: &[(String, String)],
+    extra: Option<(&str, &str)>,
+) -> String {
     let table: String = shared
         .iter()
         .map(|(name, path)| format!("    {}: {},\n", py_str(name), py_str(path)))

@@ -11,14 +11,14 @@ use crate::config::{CudaDeps, License, Person, Project};
 
 /// The built distribution's identity: `[project].name` plus the CUDA suffix.
 #[derive(Debug, Clone)]
-pub struct DistName {
+pub(crate) struct DistName {
     /// As it appears in `Name:`: the user's spelling plus the suffix (`saxpy-cu13`).
-    pub display: String,
-    pub normalized: PackageName,
+    pub(crate) display: String,
+    pub(crate) normalized: PackageName,
 }
 
 impl DistName {
-    pub fn new(project: &Project, suffix: &str) -> DistName {
+    pub(crate) fn new(project: &Project, suffix: &str) -> DistName {
         let display = format!("{}{suffix}", project.name);
         // The suffix is checked to hold only name characters, so the result stays valid.
         let normalized = display
@@ -31,14 +31,14 @@ impl DistName {
     }
 
     /// `saxpy_cu13`: the file-name form (wheel, sdist, .dist-info).
-    pub fn file_stem(&self) -> String {
+    pub(crate) fn file_stem(&self) -> String {
         self.normalized.as_dist_info_name().into_owned()
     }
 }
 
 /// What the CUDA side adds to `Requires-Dist`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CudaRequires {
+pub(crate) enum CudaRequires {
     /// Known: `nvidia-cuda-runtime>=13.5,<14`, ...
     Known(Vec<String>),
     /// Decided at wheel-build time (sdists): rendered as `Dynamic: Requires-Dist`.
@@ -123,7 +123,7 @@ fn merge_requirements(deps: &[Requirement], derived: &[&String]) -> (Vec<String>
 }
 
 /// METADATA (wheel) or PKG-INFO (sdist).
-pub fn core_metadata(
+pub(crate) fn core_metadata(
     project: &Project,
     name: &DistName,
     cuda: &CudaRequires,
@@ -134,7 +134,7 @@ pub fn core_metadata(
 
 /// An extra's name as METADATA writes it (PEP 685): lower case, runs of `-_.` as one `-`
 /// (`cuda_pip` -> `cuda-pip`; pip matches `pkg[cuda_pip]` to it).
-pub fn normalize_extra(name: &str) -> String {
+pub(crate) fn normalize_extra(name: &str) -> String {
     let mut out = String::new();
     for c in name.to_ascii_lowercase().chars() {
         if "-_.".contains(c) {
@@ -150,7 +150,7 @@ pub fn normalize_extra(name: &str) -> String {
 
 /// METADATA with `required` (derived requirements that `cuda-deps` never moves or drops, such
 /// as `torch>=2.15,<2.16` of a torch extension) after the project's own dependencies.
-pub fn core_metadata_with(
+pub(crate) fn core_metadata_with(
     project: &Project,
     name: &DistName,
     required: &[String],
@@ -246,7 +246,7 @@ pub fn core_metadata_with(
 }
 
 /// The `.dist-info/WHEEL` file.
-pub fn wheel_file(tag: &str) -> String {
+pub(crate) fn wheel_file(tag: &str) -> String {
     // A compressed tag set (`cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64`) is one
     // `Tag:` line per expanded tag.
     let mut parts = tag.splitn(3, '-');
@@ -270,7 +270,7 @@ pub fn wheel_file(tag: &str) -> String {
 }
 
 /// `entry_points.txt`, or `None` when the project declares none.
-pub fn entry_points(project: &Project) -> Option<String> {
+pub(crate) fn entry_points(project: &Project) -> Option<String> {
     if project.entry_points.is_empty() {
         return None;
     }

@@ -4,20 +4,20 @@
 //! editable, split library + bindings); `wheel` and `sdist` say what each archive holds; `archive`
 //! writes deterministic, atomic zip/tar.gz files.
 
-pub mod archive;
-pub mod import_helper;
-pub mod metadata;
-pub mod sdist;
-pub mod variants;
-pub mod wheel;
-pub mod wheels;
+pub(crate) mod archive;
+mod import_helper;
+pub(crate) mod metadata;
+pub(crate) mod sdist;
+pub(crate) mod variants;
+pub(crate) mod wheel;
+pub(crate) mod wheels;
 
 use crate::config::Config;
 use metadata::DistName;
 
 /// The distribution name: the project's, plus `name-suffix` unless this is a variant build
 /// (variants of every CUDA major share one name).
-pub fn dist_name(config: &Config, variant: Option<&variants::Spec>, major: u32) -> DistName {
+pub(crate) fn dist_name(config: &Config, variant: Option<&variants::Spec>, major: u32) -> DistName {
     match variant {
         Some(_) => DistName::new(&config.project, ""),
         None => DistName::new(&config.project, &config.tool.suffix_for(major)),

@@ -14,7 +14,7 @@ use crate::inspect::site::portable;
 use crate::plan::BuildPlan;
 
 /// The sdist's files. `major`: the CUDA major its Name records (`None` for a variant sdist).
-pub fn contents(
+pub(crate) fn contents(
     config: &Config,
     plan: &BuildPlan,
     name: &DistName,
@@ -117,14 +117,14 @@ fn add_headers(out: &mut BTreeMap<String, PathBuf>, root: &Path, dir: &Path, rec
 
 /// An sdist asked to build a distribution other than the one it is named for.
 #[derive(Debug)]
-pub struct NameMismatch {
-    pub sdist: String,
-    pub wheel: String,
+pub(crate) struct NameMismatch {
+    pub(crate) sdist: String,
+    pub(crate) wheel: String,
 }
 
 /// An unpacked sdist (it has PKG-INFO) builds only the distribution it is named for: its Name
 /// records the CUDA major it was made for (PEP 643).
-pub fn check_name(root: &Path, name: &DistName) -> Result<(), NameMismatch> {
+pub(crate) fn check_name(root: &Path, name: &DistName) -> Result<(), NameMismatch> {
     let Ok(pkg_info) = std::fs::read_to_string(root.join("PKG-INFO")) else {
         return Ok(());
     };

@@ -11,24 +11,26 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-pub use crate::audit::variant_audit::{label_ok, split_wheel_name, DIST_INFO_FILE, NULL_LABEL};
+pub(crate) use crate::audit::variant_audit::{
+    label_ok, split_wheel_name, DIST_INFO_FILE, NULL_LABEL,
+};
 use crate::config::{DriverFloor, Origin, Sourced, ToolConfig};
 use crate::hint::Hint;
 
 /// `$schema` of the `variant.json` cudawheel writes: the providers-era schema uv 0.13.8
 /// recognises (variantlib 0.2.2 writes `https://variants-schema.wheelnext.dev/v0.2.0.json` and
 /// reads either).
-pub const SCHEMA_URL: &str = "https://variants-schema.wheelnext.dev/peps/850/v0.2.0.json";
+pub(crate) const SCHEMA_URL: &str = "https://variants-schema.wheelnext.dev/peps/850/v0.2.0.json";
 /// The namespace of NVIDIA's provider, and the provider entry written when the project's
 /// `[variant]` table declares none.
-pub const NVIDIA_NAMESPACE: &str = "nvidia";
-pub const NVIDIA_PROVIDER_REQUIRES: &str = "nvidia-variant-provider>=0.0.1,<1.0.0";
-pub const NVIDIA_PLUGIN_API: &str = "nvidia_variant_provider.plugin:NvidiaVariantPlugin";
+pub(crate) const NVIDIA_NAMESPACE: &str = "nvidia";
+pub(crate) const NVIDIA_PROVIDER_REQUIRES: &str = "nvidia-variant-provider>=0.0.1,<1.0.0";
+pub(crate) const NVIDIA_PLUGIN_API: &str = "nvidia_variant_provider.plugin:NvidiaVariantPlugin";
 /// NVIDIA's features that cudawheel derives.
-pub const LOWER_BOUND: &str = "cuda_version_lower_bound";
-pub const SM_ARCH: &str = "sm_arch";
+pub(crate) const LOWER_BOUND: &str = "cuda_version_lower_bound";
+pub(crate) const SM_ARCH: &str = "sm_arch";
 #[derive(Debug, thiserror::Error)]
-pub enum VariantError {
+pub(crate) enum VariantError {
     #[error("`{key}` (from {origin}): {text:?} is not a variant property `namespace :: feature :: value`")]
     BadProperty {
         key: String,
@@ -97,14 +99,14 @@ impl Hint for VariantError {
 
 /// `namespace :: feature :: value`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Property {
-    pub namespace: String,
-    pub feature: String,
-    pub value: String,
+pub(crate) struct Property {
+    pub(crate) namespace: String,
+    pub(crate) feature: String,
+    pub(crate) value: String,
 }
 
 impl Property {
-    pub fn parse(text: &str) -> Option<Property> {
+    pub(crate) fn parse(text: &str) -> Option<Property> {
         let parts: Vec<&str> = text.split("::").map(str::trim).collect();
         let [ns, feature, value] = parts[..] else {
             return None;
@@ -128,7 +130,7 @@ impl Property {
 
 /// Where a variant's properties come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Properties {
+pub(crate) enum Properties {
     /// `variant = "cuda"`: from the toolkit and the GPU code in the built ELF files.
     Derived(DriverFloor),
     /// Written by the user.
@@ -140,18 +142,18 @@ pub enum Properties {
 /// The variant a build makes: how its properties are found, its label (default: `cu<major>`
 /// when derived), and the providers of the `[variant]` table (or NVIDIA's by default).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Spec {
-    pub properties: Properties,
-    pub label: Option<String>,
+pub(crate) struct Spec {
+    pub(crate) properties: Properties,
+    pub(crate) label: Option<String>,
     /// `default-priorities` and `providers`, as JSON.
-    pub priorities: Value,
-    pub providers: Value,
+    pub(crate) priorities: Value,
+    pub(crate) providers: Value,
 }
 
 impl Spec {
     /// The variant the configuration asks for, or `None` for an ordinary wheel. `table` is
     /// pyproject.toml's top-level `[variant]`.
-    pub fn from_config(
+    pub(crate) fn from_config(
         tool: &ToolConfig,
         table: Option<&toml::Table>,
     ) -> Result<Option<Spec>, VariantError> {
@@ -258,7 +260,7 @@ impl Spec {
     }
 
     /// The label of the wheel built for CUDA `major`.
-    pub fn label_for(&self, major: u32) -> String {
+    pub(crate) fn label_for(&self, major: u32) -> String {
         match (&self.label, &self.properties) {
             (Some(l), _) => l.clone(),
             (None, Properties::Null) => NULL_LABEL.into(),
@@ -269,7 +271,7 @@ impl Spec {
     /// The properties of the wheel: explicit ones, or derived from the toolkit (`major`,
     /// `minor`), the GPU code found in the wheel's ELF files and the highest driver floor the
     /// build recorded (`plan::driver_floors`).
-    pub fn properties_for(
+    pub(crate) fn properties_for(
         &self,
         (major, minor): (u32, u32),
         code: &GpuCode,
@@ -283,7 +285,7 @@ impl Spec {
     }
 
     /// `variant.json` for the wheel labelled `label` with `properties`.
-    pub fn variant_json(&self, label: &str, properties: &[Property]) -> String {
+    pub(crate) fn variant_json(&self, label: &str, properties: &[Property]) -> String {
         let mut variants = serde_json::Map::new();
         variants.insert(label.into(), properties_json(properties));
         render(&json!({
@@ -373,16 +375,16 @@ fn providers(table: Option<&toml::Table>) -> Result<(Value, Value), VariantError
 /// GPU code found in a wheel's ELF files: compute capabilities as `major * 10 + minor`
 /// (`90`, `100`, `120`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GpuCode {
-    pub sass: BTreeSet<u32>,
-    pub ptx: BTreeSet<u32>,
+pub(crate) struct GpuCode {
+    pub(crate) sass: BTreeSet<u32>,
+    pub(crate) ptx: BTreeSet<u32>,
 }
 
 impl GpuCode {
     /// Adds the GPU code read back from one ELF file (`inspect::fatbin::gpu_code`): SASS
     /// `sm_XY` and PTX `compute_XY`, an arch-specific suffix (`sm_90a`, `sm_100f`) counting
     /// as its base arch (NVIDIA's provider knows `<XY>_real` / `<XY>_virtual` only).
-    pub fn add(&mut self, code: &crate::inspect::fatbin::GpuCode) {
+    pub(crate) fn add(&mut self, code: &crate::inspect::fatbin::GpuCode) {
         for (names, set, prefix) in [
             (&code.sass, &mut self.sass, "sm_"),
             (&code.ptx, &mut self.ptx, "compute_"),
@@ -403,7 +405,7 @@ impl GpuCode {
 /// and `<XY>_real` / `<XY>_virtual` for every SASS / PTX arch.
 /// Never an upper bound: newer drivers run older CUDA code, and the provider refuses wheels
 /// whose upper bound is at or below the driver's version.
-pub fn derive(
+pub(crate) fn derive(
     (major, minor): (u32, u32),
     floor: DriverFloor,
     code: &GpuCode,
@@ -432,7 +434,7 @@ pub fn derive(
 
 /// A variant build's label and `variant.json`, its properties derived from the GPU code read
 /// back from the built ELF files.
-pub fn label_and_json(
+pub(crate) fn label_and_json(
     spec: &Spec,
     (major, minor): (u32, u32),
     gpu_code: &[crate::inspect::fatbin::GpuCode],
@@ -479,7 +481,7 @@ fn read_variant_json(path: &Path) -> Result<Option<(String, Value)>, VariantErro
 /// variant wheels there: the union of their labels, with their shared priorities and providers.
 /// Refuses wheels that disagree (one label with two property sets, different providers or
 /// namespace orders). Returns the files written.
-pub fn index_for_dir(dir: &Path) -> Result<Vec<PathBuf>, VariantError> {
+pub(crate) fn index_for_dir(dir: &Path) -> Result<Vec<PathBuf>, VariantError> {
     let read_dir = std::fs::read_dir(dir).map_err(|e| VariantError::Read {
         path: dir.to_path_buf(),
         message: e.to_string(),

@@ -16,24 +16,24 @@ use crate::libraries::FoundLibrary;
 use crate::plan::{TargetKind, TargetPlan};
 
 /// The distribution a build makes: what its `.dist-info` says.
-pub struct DistInfo<'a> {
-    pub project: &'a Project,
+pub(crate) struct DistInfo<'a> {
+    pub(crate) project: &'a Project,
     /// The project root (license files are relative to it).
-    pub root: &'a Path,
-    pub name: &'a DistName,
+    pub(crate) root: &'a Path,
+    pub(crate) name: &'a DistName,
     /// `torch>=X.Y,<X.(Y+1)` of torch extensions, `jax>=X.Y.Z` of JAX extensions (never moved
     /// by `cuda-deps`).
-    pub framework_requires: Vec<String>,
+    pub(crate) framework_requires: Vec<String>,
     /// The NVIDIA wheels of every shared library the targets link.
-    pub cuda_requires: &'a [String],
-    pub cuda_deps: CudaDeps,
+    pub(crate) cuda_requires: &'a [String],
+    pub(crate) cuda_deps: CudaDeps,
     /// `cuda-extra`: the extra `cuda-deps = "extra"` uses.
-    pub cuda_extra: &'a str,
+    pub(crate) cuda_extra: &'a str,
 }
 
 impl DistInfo<'_> {
     /// `saxpy_cu13-0.1.0.dist-info`
-    pub fn dir(&self) -> String {
+    pub(crate) fn dir(&self) -> String {
         format!(
             "{}-{}.dist-info",
             self.name.file_stem(),
@@ -41,7 +41,7 @@ impl DistInfo<'_> {
         )
     }
 
-    pub fn metadata(&self) -> String {
+    pub(crate) fn metadata(&self) -> String {
         metadata::core_metadata_with(
             self.project,
             self.name,
@@ -53,7 +53,7 @@ impl DistInfo<'_> {
 
     /// METADATA, entry points and license files (everything in .dist-info but WHEEL and
     /// RECORD).
-    pub fn add_files(&self, files: &mut Files) -> Result<(), ArchiveError> {
+    pub(crate) fn add_files(&self, files: &mut Files) -> Result<(), ArchiveError> {
         let di = self.dir();
         files.add_bytes(&format!("{di}/METADATA"), self.metadata(), false);
         if let Some(ep) = metadata::entry_points(self.project) {
@@ -70,19 +70,19 @@ impl DistInfo<'_> {
 }
 
 /// A finished build, ready to be written as a wheel.
-pub struct WheelFile<'a> {
-    pub dist: &'a DistInfo<'a>,
+pub(crate) struct WheelFile<'a> {
+    pub(crate) dist: &'a DistInfo<'a>,
     /// `cp39-abi3-manylinux_2_17_x86_64`
-    pub tag: &'a str,
+    pub(crate) tag: &'a str,
     /// A variant build's label and `variant.json`.
-    pub variant: Option<(String, String)>,
-    pub epoch: Option<u64>,
+    pub(crate) variant: Option<(String, String)>,
+    pub(crate) epoch: Option<u64>,
 }
 
 /// Adds the `.dist-info` to `files` and writes the wheel into `wheel_dir` atomically; returns
 /// its path. `previous`: the last wheel built in this build-dir, whose unchanged members are
 /// copied compressed.
-pub fn write(
+pub(crate) fn write(
     w: &WheelFile<'_>,
     wheel_dir: &Path,
     mut files: Files,
@@ -108,7 +108,7 @@ pub fn write(
 
 /// Writes `files` as a folder tree into `dir` (PEP 517's metadata directory), replacing each
 /// top-level entry whole.
-pub fn write_tree(dir: &Path, files: Files) -> Result<(), ArchiveError> {
+pub(crate) fn write_tree(dir: &Path, files: Files) -> Result<(), ArchiveError> {
     let tmp = tempfile::tempdir_in(dir).map_err(|source| ArchiveError::Io {
         path: dir.to_path_buf(),
         source,
@@ -142,7 +142,7 @@ pub fn write_tree(dir: &Path, files: Files) -> Result<(), ArchiveError> {
 
 /// Editable installs: puts each `(relative path, bytes)` into the source tree `src`, replacing
 /// files, never writing through them (a loaded extension keeps its old inode).
-pub fn place_in_tree(src: &Path, files: &[(String, Vec<u8>)]) -> Result<(), ArchiveError> {
+pub(crate) fn place_in_tree(src: &Path, files: &[(String, Vec<u8>)]) -> Result<(), ArchiveError> {
     let io = |path: &Path, source| ArchiveError::Io {
         path: path.to_path_buf(),
         source,
@@ -159,7 +159,7 @@ pub fn place_in_tree(src: &Path, files: &[(String, Vec<u8>)]) -> Result<(), Arch
 
 /// The package folder's files, minus caches and stale copies of the extensions being built
 /// (`stale`: the targets' wheel paths).
-pub fn add_package(
+pub(crate) fn add_package(
     files: &mut Files,
     python_source: &Path,
     pkg: &Path,
@@ -197,7 +197,7 @@ pub fn add_package(
 /// requirements, and the GPU code each ELF carries. `cuda`: the toolkit's (major, minor);
 /// `extra`: (distribution, extra) when the NVIDIA wheels are an extra (`cuda-deps = "extra"`).
 /// `floors`: why the wheel needs a driver this new.
-pub fn import_helpers<'a>(
+pub(crate) fn import_helpers<'a>(
     targets: &[TargetPlan],
     reports: &[ElfReport],
     gpu_code: &[GpuCode],
@@ -295,7 +295,7 @@ fn split_libraries_of<'a>(
 /// `<package>/_cuda_libs.py` for a module inside a package, `_<module>_cuda_libs.py` beside a
 /// top-level module (`tiny_conv_cuda.cpython-311-x86_64-linux-gnu.so` ->
 /// `_tiny_conv_cuda_cuda_libs.py`), imported as `_<module>_cuda_libs`.
-pub fn helper_path(wheel_path: &str) -> String {
+pub(crate) fn helper_path(wheel_path: &str) -> String {
     match wheel_path.split_once('/') {
         Some((package, _)) => format!("{package}/_cuda_libs.py"),
         None => {

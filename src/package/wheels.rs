@@ -16,25 +16,25 @@ use crate::config::{CudaDeps, Project};
 use crate::plan::TargetPlan;
 
 /// What a finished build hands the package stage.
-pub struct Build<'a> {
+pub(crate) struct Build<'a> {
     /// The `.dist-info` of the build's own distribution.
-    pub dist: DistInfo<'a>,
-    pub tag: WheelTag,
-    pub targets: &'a [TargetPlan],
+    pub(crate) dist: DistInfo<'a>,
+    pub(crate) tag: WheelTag,
+    pub(crate) targets: &'a [TargetPlan],
     /// Per target (same order): its ELF report.
-    pub reports: &'a [ElfReport],
+    pub(crate) reports: &'a [ElfReport],
     /// Staging folder holding every target at its wheel path.
-    pub out_dir: &'a Path,
-    pub python_source: &'a Path,
-    pub packages: &'a [PathBuf],
+    pub(crate) out_dir: &'a Path,
+    pub(crate) python_source: &'a Path,
+    pub(crate) packages: &'a [PathBuf],
     /// `(wheel path, text)` of the import helpers (`<package>/_cuda_libs.py`).
-    pub helpers: Vec<(String, String)>,
+    pub(crate) helpers: Vec<(String, String)>,
     /// Where the last wheel of each kind is kept (`last.whl`, `last-lib.whl`).
-    pub build_dir: &'a Path,
+    pub(crate) build_dir: &'a Path,
 }
 
 /// Which wheels a build writes.
-pub enum Layout<'a> {
+pub(crate) enum Layout<'a> {
     /// One wheel with everything.
     Whole,
     /// PEP 660: a `.pth` adding `source` (where the build placed the files) to `sys.path`.
@@ -44,37 +44,28 @@ pub enum Layout<'a> {
 }
 
 /// The library wheel of a `split = "library"` build.
-pub struct SplitLibrary<'a> {
+pub(crate) struct SplitLibrary<'a> {
     /// Its folder in site-packages (`<name>_lib_cu13`): the targets below it go to this wheel.
-    pub folder: String,
-    pub name: DistName,
+    pub(crate) folder: String,
+    pub(crate) name: DistName,
     /// The binding wheel's requirement on it (`<name>-lib-cu13==<version>`).
-    pub pin: String,
+    pub(crate) pin: String,
     /// Write the library wheel (false: only the binding wheel, e.g. for a second Python).
-    pub write_library: bool,
+    pub(crate) write_library: bool,
     /// The NVIDIA requirements of the libraries providing these SONAMEs.
-    pub requires: &'a dyn Fn(&BTreeSet<String>) -> Vec<String>,
-}
-
-/// What a wheel is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Whole,
-    Editable,
-    Library,
-    Bindings,
+    pub(crate) requires: &'a dyn Fn(&BTreeSet<String>) -> Vec<String>,
 }
 
 /// A `.dist-info` owning its parts (a split library's differs from the build's).
 #[derive(Debug, Clone)]
-pub struct Dist {
-    pub project: Project,
-    pub root: PathBuf,
-    pub name: DistName,
-    pub framework_requires: Vec<String>,
-    pub cuda_requires: Vec<String>,
-    pub cuda_deps: CudaDeps,
-    pub cuda_extra: String,
+pub(crate) struct Dist {
+    pub(crate) project: Project,
+    pub(crate) root: PathBuf,
+    pub(crate) name: DistName,
+    pub(crate) framework_requires: Vec<String>,
+    pub(crate) cuda_requires: Vec<String>,
+    pub(crate) cuda_deps: CudaDeps,
+    pub(crate) cuda_extra: String,
 }
 
 impl Dist {
@@ -90,7 +81,7 @@ impl Dist {
         }
     }
 
-    pub fn info(&self) -> DistInfo<'_> {
+    pub(crate) fn info(&self) -> DistInfo<'_> {
         DistInfo {
             project: &self.project,
             root: &self.root,
@@ -104,28 +95,29 @@ impl Dist {
 }
 
 /// One wheel to write.
-pub struct WheelSpec {
-    pub role: Role,
-    pub files: Files,
-    pub dist: Dist,
-    pub tag: WheelTag,
+pub(crate) struct WheelSpec {
+    pub(crate) files: Files,
+    pub(crate) dist: Dist,
+    pub(crate) tag: WheelTag,
     /// The built ELF files it carries (in the staging folder), for the summary.
-    pub elfs: Vec<PathBuf>,
+    pub(crate) elfs: Vec<PathBuf>,
     /// Where the last wheel of this kind is kept: its unchanged members are copied
     /// compressed, and this one is kept there once it passed the audit (none: editable).
-    pub previous: Option<PathBuf>,
+    pub(crate) previous: Option<PathBuf>,
 }
 
 /// The wheels `build` makes in `layout`, in the order they are written (a split build's
 /// library wheel first).
-pub fn describe(build: &Build<'_>, layout: &Layout<'_>) -> Result<Vec<WheelSpec>, ArchiveError> {
+pub(crate) fn describe(
+    build: &Build<'_>,
+    layout: &Layout<'_>,
+) -> Result<Vec<WheelSpec>, ArchiveError> {
     let all_elfs = || elfs(build, |_| true);
     let last = build.build_dir.join("last.whl");
     Ok(match layout {
         Layout::Whole => {
             let (_, files) = contents(build, |_| false)?;
             vec![WheelSpec {
-                role: Role::Whole,
                 files,
                 dist: Dist::of(&build.dist),
                 tag: build.tag.clone(),
@@ -138,7 +130,6 @@ pub fn describe(build: &Build<'_>, layout: &Layout<'_>) -> Result<Vec<WheelSpec>
             let pth = format!("__editable__.{}.pth", build.dist.name.file_stem());
             files.add_bytes(&pth, format!("{}\n", source.display()), false);
             vec![WheelSpec {
-                role: Role::Editable,
                 files,
                 dist: Dist::of(&build.dist),
                 tag: build.tag.clone(),
@@ -171,7 +162,6 @@ fn split_wheels(
     bindings.cuda_requires = (split.requires)(&needed_of(false));
     bindings.framework_requires.push(split.pin.clone());
     let bind = WheelSpec {
-        role: Role::Bindings,
         files: bind_files,
         dist: bindings,
         tag: build.tag.clone(),
@@ -182,7 +172,6 @@ fn split_wheels(
         return Ok(vec![bind]);
     }
     let lib = WheelSpec {
-        role: Role::Library,
         files: lib_files,
         dist: library_dist(&build.dist, split, (split.requires)(&needed_of(true))),
         tag: build.tag.any_python(),
@@ -259,16 +248,16 @@ fn contents(
 /// The Requires-Dist derived from what was linked differs from what discovery expected.
 #[derive(Debug, thiserror::Error)]
 #[error("the linked libraries need {linked:?}, discovery expected {expected_cuda:?} {expected_framework:?}")]
-pub struct RequiresMismatch {
+pub(crate) struct RequiresMismatch {
     /// (NVIDIA, framework) requirements of the linked libraries.
-    pub linked: (Vec<String>, Vec<String>),
-    pub expected_cuda: Vec<String>,
-    pub expected_framework: Vec<String>,
+    pub(crate) linked: (Vec<String>, Vec<String>),
+    pub(crate) expected_cuda: Vec<String>,
+    pub(crate) expected_framework: Vec<String>,
 }
 
 /// The requirements of what was linked (NVIDIA, framework) must be those the metadata was
 /// made from.
-pub fn check_requires(
+pub(crate) fn check_requires(
     linked: (Vec<String>, Vec<String>),
     expected_cuda: &[String],
     expected_framework: &[String],

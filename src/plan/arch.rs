@@ -24,7 +24,7 @@ use crate::config::{Origin, Ptx};
 use crate::hint::Hint;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ArchError {
+pub(crate) enum ArchError {
     #[error("`{key}` (from {origin}): {value:?} is not a CUDA architecture")]
     BadSpelling {
         key: String,
@@ -82,12 +82,12 @@ impl Hint for ArchError {
 
 /// An arch the nvcc in use cannot build, and what it can.
 #[derive(Debug)]
-pub struct Unsupported {
-    pub key: String,
-    pub origin: Origin,
-    pub arch: String,
-    pub version: String,
-    pub supported: String,
+pub(crate) struct Unsupported {
+    pub(crate) key: String,
+    pub(crate) origin: Origin,
+    pub(crate) arch: String,
+    pub(crate) version: String,
+    pub(crate) supported: String,
 }
 
 /// `sm_90` for `"90"`, the CMake spelling for `"sm_90"`/`"compute_90"`/`"9.0.0"`-like slips.
@@ -101,7 +101,7 @@ fn suggest(value: &str) -> Option<String> {
 
 /// How one architecture is embedded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArchKind {
+pub(crate) enum ArchKind {
     /// SASS, plus PTX as `ptx` says (CMake `"80"`).
     Default,
     /// SASS only (`"80-real"`, PyTorch `"8.0"`).
@@ -114,23 +114,23 @@ pub enum ArchKind {
 
 /// One architecture: `number` is major * 10 + minor (`90`, `100`, `121`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Arch {
-    pub number: u32,
+pub(crate) struct Arch {
+    pub(crate) number: u32,
     /// `""`, `"a"` (arch-specific) or `"f"` (family).
-    pub suffix: String,
-    pub kind: ArchKind,
+    pub(crate) suffix: String,
+    pub(crate) kind: ArchKind,
 }
 
 impl Arch {
     /// `90a`, as nvcc's `sm_`/`compute_` names end.
-    pub fn id(&self) -> String {
+    pub(crate) fn id(&self) -> String {
         format!("{}{}", self.number, self.suffix)
     }
 }
 
 /// One item of `archs` after parsing; groups expand against nvcc (or the driver).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ArchSpec {
+pub(crate) enum ArchSpec {
     One(Arch),
     AllMajor,
     All,
@@ -140,20 +140,20 @@ pub enum ArchSpec {
 
 /// A parsed list with the key and origin its messages name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArchList {
-    pub specs: Vec<ArchSpec>,
+pub(crate) struct ArchList {
+    pub(crate) specs: Vec<ArchSpec>,
     /// `tool.cudawheel.archs` or `tool.cudawheel.extension[0].archs`.
-    pub key: String,
-    pub origin: Origin,
+    pub(crate) key: String,
+    pub(crate) origin: Origin,
 }
 
 /// One `-gencode` pair.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Gencode {
+pub(crate) struct Gencode {
     /// `compute_90a`
-    pub arch: String,
+    pub(crate) arch: String,
     /// `sm_90a` or `compute_90a`
-    pub code: String,
+    pub(crate) code: String,
 }
 
 impl fmt::Display for Gencode {
@@ -164,15 +164,15 @@ impl fmt::Display for Gencode {
 
 /// What the nvcc in use can build, read from it by the toolchain stage.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NvccArchs {
+pub(crate) struct NvccArchs {
     /// CUDA major (picks the default list).
-    pub major: u32,
+    pub(crate) major: u32,
     /// `13.5.37`
-    pub version: String,
+    pub(crate) version: String,
     /// Virtual archs it accepts, without `compute_`: `75`, `90a`, `100f`, ...
-    pub supported: Vec<String>,
+    pub(crate) supported: Vec<String>,
     /// The wheel is for aarch64 (SBSA) systems: the default list is theirs.
-    pub sbsa: bool,
+    pub(crate) sbsa: bool,
 }
 
 /// PyTorch's named architectures (`torch.utils.cpp_extension`), from Volta on.
@@ -240,7 +240,11 @@ fn parse_one(raw: &str) -> Option<ArchSpec> {
 
 /// Parses a list in any spelling (items separated by `;`, `,` or whitespace; PyTorch's
 /// names expand). `key` and `origin` are for the error.
-pub fn parse_list(text: &str, key: &str, origin: &Origin) -> Result<Vec<ArchSpec>, ArchError> {
+pub(crate) fn parse_list(
+    text: &str,
+    key: &str,
+    origin: &Origin,
+) -> Result<Vec<ArchSpec>, ArchError> {
     let mut out = Vec::new();
     for item in text
         .split(|c: char| c == ';' || c == ',' || c.is_whitespace())
@@ -260,7 +264,11 @@ pub fn parse_list(text: &str, key: &str, origin: &Origin) -> Result<Vec<ArchSpec
 }
 
 /// Parses the raw strings of a configuration value into an `ArchList`.
-pub fn parse_items(items: &[String], key: &str, origin: &Origin) -> Result<ArchList, ArchError> {
+pub(crate) fn parse_items(
+    items: &[String],
+    key: &str,
+    origin: &Origin,
+) -> Result<ArchList, ArchError> {
     let mut specs = Vec::new();
     for item in items {
         specs.extend(parse_list(item, key, origin)?);
@@ -273,7 +281,7 @@ pub fn parse_items(items: &[String], key: &str, origin: &Origin) -> Result<ArchL
 }
 
 /// The default `archs` for a CUDA major (docs/explanations/architectures.md).
-pub fn default_archs(major: u32) -> &'static [u32] {
+pub(crate) fn default_archs(major: u32) -> &'static [u32] {
     match major {
         11 => &[70, 75, 80, 86],
         12 => &[70, 75, 80, 86, 89, 90],
@@ -284,12 +292,12 @@ pub fn default_archs(major: u32) -> &'static [u32] {
 /// The default `archs` of an aarch64 (SBSA) wheel: Grace Hopper (90), Grace Blackwell
 /// (100: GB200, and GB300's 10.3 through the same major's SASS compatibility), RTX PRO and
 /// DGX Spark (120, 121).
-pub const SBSA_ARCHS: &[u32] = &[90, 100, 120];
+pub(crate) const SBSA_ARCHS: &[u32] = &[90, 100, 120];
 
 /// The virtual archs nvcc accepts, without `compute_`, from the output of
 /// `nvcc --list-gpu-arch` and of `nvcc --help` (whose `--gpu-architecture` allowed values
 /// also name the `a`/`f` forms that `--list-gpu-arch` leaves out). Sorted by number.
-pub fn nvcc_supported(list_gpu_arch: &str, help: &str) -> Vec<String> {
+pub(crate) fn nvcc_supported(list_gpu_arch: &str, help: &str) -> Vec<String> {
     let mut set: BTreeSet<(u32, String)> = BTreeSet::new();
     let mut add = |word: &str| {
         if let Some(id) = word.strip_prefix("compute_") {
@@ -321,7 +329,7 @@ pub fn nvcc_supported(list_gpu_arch: &str, help: &str) -> Vec<String> {
 
 /// Compute capabilities (`major * 10 + minor`) of the GPUs the CUDA driver sees, without
 /// creating a context. `Err` says why there are none.
-pub fn driver_gpus() -> Result<Vec<u32>, String> {
+pub(crate) fn driver_gpus() -> Result<Vec<u32>, String> {
     driver::compute_capabilities()
 }
 
@@ -346,7 +354,7 @@ mod driver {
         }
     }
 
-    pub fn compute_capabilities() -> Result<Vec<u32>, String> {
+    pub(crate) fn compute_capabilities() -> Result<Vec<u32>, String> {
         // SAFETY: dlopen with a NUL-terminated name; the handle is never closed (unloading
         // the driver library is not supported by it).
         let lib = unsafe { libc::dlopen(c"libcuda.so.1".as_ptr(), libc::RTLD_NOW) };
@@ -390,7 +398,7 @@ mod driver {
 
 /// Expands a list (or the default of the major, for `None`) into `-gencode` pairs, checking
 /// every arch against what nvcc accepts. `native` gives the build machine's GPUs.
-pub fn gencodes_with(
+pub(crate) fn gencodes_with(
     list: Option<&ArchList>,
     ptx: Ptx,
     nvcc: &NvccArchs,
@@ -521,7 +529,7 @@ pub fn gencodes_with(
 }
 
 /// `gencodes_with` asking the CUDA driver for `"native"`.
-pub fn gencodes(
+pub(crate) fn gencodes(
     list: Option<&ArchList>,
     ptx: Ptx,
     nvcc: &NvccArchs,
@@ -530,7 +538,7 @@ pub fn gencodes(
 }
 
 /// Where the archs of a build come from, for `doctor` and verbose output.
-pub fn describe_origin(list: Option<&ArchList>, major: u32) -> String {
+pub(crate) fn describe_origin(list: Option<&ArchList>, major: u32) -> String {
     match list {
         Some(l) => format!("{} (`{}`)", l.origin, l.key),
         None => format!("the default for CUDA {major}"),

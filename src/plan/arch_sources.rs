@@ -10,39 +10,39 @@ use super::bindings_of;
 
 /// Every list a build would use, and where each came from.
 #[derive(Debug)]
-pub struct ArchSources {
+pub(crate) struct ArchSources {
     /// The top-level list as written (`None`: unset).
-    pub top_raw: Option<String>,
+    pub(crate) top_raw: Option<String>,
     /// It parsed; `Ok(None)`: the CUDA major's default.
-    pub top: Result<Option<ArchList>, ArchError>,
+    pub(crate) top: Result<Option<ArchList>, ArchError>,
     /// Targets whose own `archs` override the top-level list.
-    pub overrides: Vec<TargetArchs>,
+    pub(crate) overrides: Vec<TargetArchs>,
     /// `TORCH_CUDA_ARCH_LIST`, when it is set.
-    pub torch: Option<TorchArchs>,
+    pub(crate) torch: Option<TorchArchs>,
 }
 
 /// A target's own `archs`.
 #[derive(Debug)]
-pub struct TargetArchs {
+pub(crate) struct TargetArchs {
     /// The target's module name.
-    pub name: String,
+    pub(crate) name: String,
     /// `tool.cudawheel.shared-library[0].archs`
-    pub key: String,
+    pub(crate) key: String,
     /// The list as written, space-separated.
-    pub raw: String,
-    pub list: Result<ArchList, ArchError>,
+    pub(crate) raw: String,
+    pub(crate) list: Result<ArchList, ArchError>,
 }
 
 /// `TORCH_CUDA_ARCH_LIST` and the targets it applies to.
 #[derive(Debug)]
-pub struct TorchArchs {
+pub(crate) struct TorchArchs {
     /// As written, space-separated.
-    pub raw: String,
-    pub origin: Origin,
+    pub(crate) raw: String,
+    pub(crate) origin: Origin,
     /// The torch extensions without `archs` of their own, which take it: (name, list).
-    pub takers: Vec<(String, ArchList)>,
+    pub(crate) takers: Vec<(String, ArchList)>,
     /// The targets that ignore it (not torch extensions).
-    pub ignored: Vec<String>,
+    pub(crate) ignored: Vec<String>,
 }
 
 /// The targets of `tool` with whether each is a shared library, in the plan's order.
@@ -52,7 +52,7 @@ fn targets(tool: &ToolConfig) -> impl Iterator<Item = (&crate::config::TargetCon
 }
 
 /// Where the archs of every target of `tool` come from.
-pub fn sources(tool: &ToolConfig) -> ArchSources {
+pub(crate) fn sources(tool: &ToolConfig) -> ArchSources {
     let top = match &tool.archs {
         None => Ok(None),
         Some(s) => arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin).map(Some),

@@ -13,10 +13,10 @@ use crate::config::compress::{linux_driver, Compress};
 
 /// One reason for a minimum driver.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Floor {
-    pub reason: String,
+pub(crate) struct Floor {
+    pub(crate) reason: String,
     /// (major, minor) of the CUDA version the driver must support.
-    pub cuda: (u32, u32),
+    pub(crate) cuda: (u32, u32),
 }
 
 /// The `--compress-mode` value in nvcc arguments (the last one wins, as nvcc reads them).
@@ -37,7 +37,7 @@ fn compress_mode<'a>(args: &[&'a str]) -> Option<&'a str> {
 /// The floors of a build by nvcc `major.minor` whose CUDA compiles got `nvcc_args` (every `.cu`
 /// compile's arguments that are not per file: the compression flag and each target's
 /// `nvcc-flags`).
-pub fn floors(major: u32, minor: u32, nvcc_args: &[Vec<&str>]) -> Vec<Floor> {
+pub(crate) fn floors(major: u32, minor: u32, nvcc_args: &[Vec<&str>]) -> Vec<Floor> {
     let mut out = vec![Floor {
         reason: format!(
             "built with CUDA {major}.{minor}, which runs on any driver for CUDA {major}.0 or newer (minor-version compatibility)"
@@ -75,12 +75,12 @@ pub fn floors(major: u32, minor: u32, nvcc_args: &[Vec<&str>]) -> Vec<Floor> {
 }
 
 /// The highest floor.
-pub fn highest(floors: &[Floor]) -> (u32, u32) {
+pub(crate) fn highest(floors: &[Floor]) -> (u32, u32) {
     floors.iter().map(|f| f.cuda).max().unwrap_or((0, 0))
 }
 
 /// The warning for floors above `<major>.0`: what a `-cu<major>` name promises.
-pub fn warning(major: u32, floors: &[Floor]) -> Option<String> {
+pub(crate) fn warning(major: u32, floors: &[Floor]) -> Option<String> {
     let over: Vec<&Floor> = floors.iter().filter(|f| f.cuda > (major, 0)).collect();
     if over.is_empty() {
         return None;

@@ -15,7 +15,7 @@ use crate::hint::Hint;
 use super::{BuildPlan, Lang, PlanError, TargetKind, TargetPlan};
 
 #[derive(Debug, thiserror::Error)]
-pub enum SplitError {
+pub(crate) enum SplitError {
     #[error("`tool.cudawheel.split` = \"library\" (from {origin}) cannot be combined with `cuda-deps = \"extra\"`: the binding wheel's extra would not reach the library wheel's NVIDIA requirements")]
     CudaDepsExtra { origin: Origin },
     #[error("`tool.cudawheel.split` = \"library\" (from {origin}): `{key}` uses bindings = \"{bindings}\", whose CUDA code needs the framework's (Python-specific) headers")]
@@ -50,7 +50,7 @@ impl Hint for SplitError {
 
 /// `-lib-cu13`: what the library wheel's name adds to the project's; `-lib` for a variant
 /// build, whose wheels keep the project's name and carry the major in their label.
-pub fn library_suffix(config: &Config, major: u32) -> String {
+pub(crate) fn library_suffix(config: &Config, major: u32) -> String {
     let tool = &config.tool;
     let variant = tool.variant.is_some() || tool.null_variant.as_ref().is_some_and(|n| n.value);
     if variant {
@@ -62,7 +62,7 @@ pub fn library_suffix(config: &Config, major: u32) -> String {
 
 /// `pybind_saxpy_lib_cu13` (`pybind_saxpy_lib` for a variant build): the folder (and
 /// import-name form of the library wheel's distribution) the generated libraries are installed in.
-pub fn library_folder(config: &Config, major: u32) -> String {
+pub(crate) fn library_folder(config: &Config, major: u32) -> String {
     format!(
         "{}{}",
         config.project.normalized_name.as_dist_info_name(),
@@ -72,7 +72,7 @@ pub fn library_folder(config: &Config, major: u32) -> String {
 
 /// `demo-lib-cu13==1.0` (`demo-lib==1.0` for a variant build): what each binding wheel
 /// requires of the library wheel.
-pub fn library_requirement(config: &Config, major: u32) -> String {
+pub(crate) fn library_requirement(config: &Config, major: u32) -> String {
     let project = &config.project;
     format!(
         "{}{}=={}",
@@ -83,7 +83,7 @@ pub fn library_requirement(config: &Config, major: u32) -> String {
 }
 
 /// What `split = "library"` refuses, checked before any toolchain is looked for.
-pub fn check(plan: &BuildPlan, config: &Config) -> Result<(), PlanError> {
+pub(crate) fn check(plan: &BuildPlan, config: &Config) -> Result<(), PlanError> {
     let tool = &config.tool;
     let Some(origin) = tool.split.clone() else {
         return Ok(());
@@ -131,7 +131,7 @@ fn has_gpu_code(t: &TargetPlan) -> bool {
 
 /// Moves each extension's `.cu` sources into a generated shared library it links (after
 /// `check`).
-pub fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), PlanError> {
+pub(crate) fn apply(plan: &mut BuildPlan, config: &Config, major: u32) -> Result<(), PlanError> {
     if config.tool.split.is_none() {
         return Ok(());
     }

@@ -17,7 +17,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::bindings::jax::JaxInfo;
 use crate::bindings::{self, torch};
 use crate::config::{Config, Overrides, PythonInfo, ToolConfig};
 use crate::error::Error;
@@ -34,59 +33,54 @@ mod preview;
 mod resolution;
 mod survey;
 
-pub use preview::{Failure, Isolation, WheelPreview};
-pub use resolution::{Outcome, Project, Resolution};
-pub use survey::{ArchReport, ArchUse, Catalogue, Environment, Target, Whose};
+pub(crate) use resolution::{Outcome, Project, Resolution};
+pub(crate) use survey::{ArchReport, Catalogue, Environment, Target, Whose};
 
 /// What every hook gets: the project, the overrides (config settings + environment), and the
 /// Python that runs the build.
 #[derive(Debug, Clone)]
-pub struct Request<'a> {
-    pub source_tree: &'a Path,
-    pub overrides: &'a Overrides,
-    pub python: &'a PythonInfo,
+pub(crate) struct Request<'a> {
+    pub(crate) source_tree: &'a Path,
+    pub(crate) overrides: &'a Overrides,
+    pub(crate) python: &'a PythonInfo,
 }
 
 /// Stages 1-4 done: everything known before compiling.
 #[derive(Debug)]
-pub struct Resolved {
-    pub config: Config,
+pub(crate) struct Resolved {
+    pub(crate) config: Config,
     /// Optional targets whose libraries are missing are already dropped.
-    pub plan: BuildPlan,
-    pub toolchain: Toolchain,
-    pub name: DistName,
+    pub(crate) plan: BuildPlan,
+    pub(crate) toolchain: Toolchain,
+    pub(crate) name: DistName,
     /// Every library found, by name (`cudart` included).
-    pub libs: BTreeMap<String, FoundLibrary>,
+    pub(crate) libs: BTreeMap<String, FoundLibrary>,
     /// Per target (same order as `plan.targets`): the libraries it links, cudart first.
-    pub target_libs: Vec<Vec<String>>,
+    pub(crate) target_libs: Vec<Vec<String>>,
     /// `Requires-Dist` of the NVIDIA wheels, from every shared library the targets link.
-    pub cuda_requires: Vec<String>,
+    pub(crate) cuda_requires: Vec<String>,
     /// The wheel variant this build makes, if any (PEP 825).
-    pub variant: Option<variants::Spec>,
+    pub(crate) variant: Option<variants::Spec>,
     /// `Requires-Dist: torch>=X.Y,<X.(Y+1)` of torch extensions (never moved by `cuda-deps`).
-    pub torch_requires: Vec<String>,
-    /// `bindings = "jax"`: what the jax in use reported.
-    pub jax: Option<JaxInfo>,
+    pub(crate) torch_requires: Vec<String>,
     /// `Requires-Dist: jax>=X.Y.Z` of JAX extensions (never moved by `cuda-deps`).
-    pub jax_requires: Vec<String>,
+    pub(crate) jax_requires: Vec<String>,
     /// Why the wheel needs a driver this new (`plan::driver_floors`).
-    pub floors: Vec<Floor>,
+    pub(crate) floors: Vec<Floor>,
     /// The interpreter as the wheel's platform sees it: the build's, or for a cross-build
     /// (`target`) its CPU and `EXT_SUFFIX` (`toolchain::cross::target_python`).
-    pub python: PythonInfo,
-    /// A cross-build: the target's NVIDIA wheels downloaded by this resolve (none when cached).
-    pub downloaded: Vec<String>,
+    pub(crate) python: PythonInfo,
 }
 
 impl Resolved {
-    pub fn libs_of(&self, index: usize) -> Vec<&FoundLibrary> {
+    pub(crate) fn libs_of(&self, index: usize) -> Vec<&FoundLibrary> {
         self.target_libs[index]
             .iter()
             .map(|n| &self.libs[n])
             .collect()
     }
 
-    pub fn linked_of(&self, target: &TargetPlan) -> Vec<&TargetPlan> {
+    pub(crate) fn linked_of(&self, target: &TargetPlan) -> Vec<&TargetPlan> {
         target
             .link_with
             .iter()
@@ -100,7 +94,7 @@ impl Resolved {
     }
 
     /// SONAMEs the wheel's dependencies (or the wheel itself) provide.
-    pub fn provided(&self) -> BTreeSet<String> {
+    pub(crate) fn provided(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         for lib in self.libs.values() {
             let counts = lib.provider.is_some()
@@ -118,7 +112,7 @@ impl Resolved {
     }
 
     /// The NVIDIA and torch requirements of the libraries providing `sonames`.
-    pub fn requirements(&self, sonames: &BTreeSet<String>) -> (Vec<String>, Vec<String>) {
+    pub(crate) fn requirements(&self, sonames: &BTreeSet<String>) -> (Vec<String>, Vec<String>) {
         let (torch, cuda): (Vec<&FoundLibrary>, Vec<&FoundLibrary>) =
             self.libs.values().partition(|l| torch::is_torch_library(l));
         (
@@ -127,7 +121,7 @@ impl Resolved {
         )
     }
 
-    pub fn dist_info(&self) -> DistInfo<'_> {
+    pub(crate) fn dist_info(&self) -> DistInfo<'_> {
         DistInfo {
             project: &self.config.project,
             root: &self.config.root,
@@ -147,14 +141,14 @@ impl Resolved {
 
 /// config -> plan -> toolchain -> libraries -> bindings: what `doctor`, the metadata hook and
 /// every build share.
-pub fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
+pub(crate) fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
     resolve_with(req, false)
 }
 
 /// `resolve`; with `split`, and `split = "library"` set, the plan's GPU code moved into
 /// generated shared libraries (`plan::split`) before the libraries each target links are found.
 /// Stops at the first error (`Resolution::for_build`).
-pub fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
+pub(crate) fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
     Resolution::for_build(req, split).into_resolved()
 }
 
@@ -166,7 +160,7 @@ pub fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
 /// order given — handed `cuda-toolkit[...]>=13,<14` first it takes the newest cuda-toolkit,
 /// then finds no torch that pins it and gives up (`ResolutionImpossible`). Handed torch first,
 /// torch's own pin chooses the cuda-toolkit, with every pip.
-pub fn build_requirements(
+pub(crate) fn build_requirements(
     tool: &ToolConfig,
     env: &toolchain::Env,
     python: &PythonInfo,
@@ -176,7 +170,10 @@ pub fn build_requirements(
 }
 
 /// `build_requirements` for the toolkit already chosen.
-pub fn requirements_for(tool: &ToolConfig, toolkit: &toolchain::ToolkitRequest) -> Vec<String> {
+pub(crate) fn requirements_for(
+    tool: &ToolConfig,
+    toolkit: &toolchain::ToolkitRequest,
+) -> Vec<String> {
     let mut reqs = bindings::requirements(tool, toolkit.major);
     reqs.extend(libraries::build_requirements(tool, toolkit));
     reqs.extend(toolchain::tool_requirements(tool));

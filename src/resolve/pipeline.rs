@@ -159,10 +159,8 @@ fn link(
     };
     let framework = |t: &TargetPlan| torch::libraries_of(t, limited, &torch_libs);
     let mut linked = targets::for_targets(std::mem::take(&mut plan.targets), &search, &framework)?;
-    let mut downloaded = Vec::new();
     if let Some(c) = &toolchain.cross {
-        (linked, downloaded) =
-            libraries::cross::for_target(linked, &search, req.python, c, &plan.build_dir)?;
+        linked = libraries::cross::for_target(linked, &search, req.python, c, &plan.build_dir)?;
     }
     plan.targets = std::mem::take(&mut linked.targets);
     if plan.targets.iter().all(|t| t.kind != TargetKind::Extension)
@@ -189,10 +187,8 @@ fn link(
         variant,
         torch_requires: Vec::new(),
         jax_requires: jax_info.iter().map(JaxInfo::requirement).collect(),
-        jax: jax_info,
         floors,
         python,
-        downloaded,
     };
     // Without `--as-needed` every listed shared library ends up in DT_NEEDED, so the requirements
     // known now are the ones the link produces; `build_wheel` derives them again from the ELFs.

@@ -16,20 +16,20 @@ use super::Resolved;
 
 /// The wheel a build would make now, before compiling.
 #[derive(Debug, Clone)]
-pub struct WheelPreview {
+pub(crate) struct WheelPreview {
     /// `saxpy_cu13-0.1.0-cp39-abi3` (the platform tag comes from the linked ELF files).
-    pub file_prefix: String,
+    pub(crate) file_prefix: String,
     /// `Requires-Dist` entries.
-    pub requires: Vec<String>,
+    pub(crate) requires: Vec<String>,
     /// Why it needs a driver this new.
-    pub floors: Vec<Floor>,
+    pub(crate) floors: Vec<Floor>,
     /// The extensions whose import runs the GPU check first.
-    pub checked_at_import: Vec<String>,
+    pub(crate) checked_at_import: Vec<String>,
 }
 
 impl Resolved {
     /// The wheel these stages make.
-    pub fn preview(&self) -> WheelPreview {
+    pub(crate) fn preview(&self) -> WheelPreview {
         let (py, abi) = self.python.tag(self.plan.limited_api);
         let requires = self
             .dist_info()
@@ -59,7 +59,7 @@ impl Resolved {
 
 /// Why the wheel's stages stopped: the error, wherever the resolution keeps it.
 #[derive(Debug, Clone, Copy)]
-pub enum Failure<'a> {
+pub(crate) enum Failure<'a> {
     Error(&'a Error),
     /// The toolchain's, kept by the survey.
     Toolchain(&'a ToolchainError),
@@ -69,7 +69,7 @@ pub enum Failure<'a> {
 
 impl Failure<'_> {
     /// The text a user reads (`error::render`).
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         match self {
             Failure::Error(e) => crate::error::render(*e),
             Failure::Toolchain(e) => crate::error::render(*e),
@@ -79,7 +79,11 @@ impl Failure<'_> {
 
     /// Whether what is missing is among what an isolated build installs (`toolkit` and the
     /// build requirements of `tool`).
-    pub fn supplied_by_isolation(&self, tool: &ToolConfig, toolkit: &ToolkitRequest) -> bool {
+    pub(crate) fn supplied_by_isolation(
+        &self,
+        tool: &ToolConfig,
+        toolkit: &ToolkitRequest,
+    ) -> bool {
         match *self {
             Failure::Toolchain(e) | Failure::Error(Error::Toolchain(e)) => {
                 toolchain_supplied(e, toolkit)
@@ -114,9 +118,9 @@ fn toolchain_supplied(e: &ToolchainError, toolkit: &ToolkitRequest) -> bool {
 /// What an isolated build (`pip wheel .`, `pip install .`) does that one in this environment
 /// (`--no-build-isolation`) does not.
 #[derive(Debug)]
-pub struct Isolation<'a> {
+pub(crate) struct Isolation<'a> {
     /// What pip installs into the isolated build environment first.
-    pub requirements: &'a [String],
+    pub(crate) requirements: &'a [String],
     /// The wheel's stages failed here for want of something those requirements bring.
-    pub supplies_missing: bool,
+    pub(crate) supplies_missing: bool,
 }

@@ -14,7 +14,7 @@ use super::{Request, Resolved};
 
 /// A stage's outcome.
 #[derive(Debug)]
-pub enum Outcome<T> {
+pub(crate) enum Outcome<T> {
     Done(T),
     Failed(Error),
     /// Stopped at the toolchain, whose failure `Environment::toolchain` holds.
@@ -27,7 +27,7 @@ pub enum Outcome<T> {
 
 /// The project folder's pyproject.toml.
 #[derive(Debug)]
-pub enum Project {
+pub(crate) enum Project {
     /// The folder has none.
     Missing,
     Loaded(Box<Config>),
@@ -37,19 +37,19 @@ pub enum Project {
 
 /// Everything known before compiling, stage by stage.
 #[derive(Debug)]
-pub struct Resolution {
+pub(crate) struct Resolution {
     /// The interpreter that runs the build.
-    pub python: PythonInfo,
-    pub source_tree: PathBuf,
-    pub project: Project,
+    pub(crate) python: PythonInfo,
+    pub(crate) source_tree: PathBuf,
+    pub(crate) project: Project,
     /// The settings in effect: the project's, else the defaults with the overrides (`None`:
     /// a build whose pyproject.toml cannot be read).
-    pub tool: Option<Result<ToolConfig, ConfigError>>,
+    pub(crate) tool: Option<Result<ToolConfig, ConfigError>>,
     /// What this environment has (a report's survey; `None` for a build, or when the
     /// settings cannot be read).
-    pub environment: Option<Environment>,
+    pub(crate) environment: Option<Environment>,
     /// The stages 1-5 for the wheel.
-    pub wheel: Outcome<Resolved>,
+    pub(crate) wheel: Outcome<Resolved>,
 }
 
 impl From<Result<Resolved, Stop>> for Outcome<Resolved> {
@@ -66,7 +66,7 @@ impl From<Result<Resolved, Stop>> for Outcome<Resolved> {
 impl Resolution {
     /// What a build resolves: the stages in order, each probed when reached, stopping at the
     /// first error.
-    pub fn for_build(req: &Request<'_>, split: bool) -> Resolution {
+    pub(crate) fn for_build(req: &Request<'_>, split: bool) -> Resolution {
         let (project, tool, wheel) = match Config::load(req.source_tree, req.overrides) {
             Ok(config) => {
                 let tool = Some(Ok(config.tool.clone()));
@@ -89,7 +89,7 @@ impl Resolution {
     /// What a report shows: the environment surveyed for the settings in effect (the
     /// project's, or the defaults where there is no readable pyproject.toml), then the stages
     /// for the wheel with what the survey probed.
-    pub fn describe(req: &Request<'_>) -> Resolution {
+    pub(crate) fn describe(req: &Request<'_>) -> Resolution {
         let has_pyproject = req.source_tree.join("pyproject.toml").is_file();
         let loaded = has_pyproject.then(|| Config::load(req.source_tree, req.overrides));
         let (project, unreadable) = match loaded {
@@ -125,7 +125,7 @@ impl Resolution {
 
     /// Why the wheel's stages stopped, wherever that error is kept; `None` when they did not
     /// fail (done, or no project).
-    pub fn failure(&self) -> Option<Failure<'_>> {
+    pub(crate) fn failure(&self) -> Option<Failure<'_>> {
         let env = self.environment.as_ref();
         match &self.wheel {
             Outcome::Done(_) | Outcome::NoProject => None,
@@ -139,7 +139,7 @@ impl Resolution {
     }
 
     /// What a build uses, or the first error a build meets.
-    pub fn into_resolved(self) -> Result<Resolved, Error> {
+    pub(crate) fn into_resolved(self) -> Result<Resolved, Error> {
         let path = self.source_tree.join("pyproject.toml");
         let missing = |message: &str| {
             Error::from(ConfigError::Io {
@@ -170,7 +170,7 @@ impl Resolution {
 impl Resolution {
     /// What an isolated build installs, and whether that is what this environment lacks;
     /// `None` without a survey or when no toolkit fits the settings.
-    pub fn isolation(&self) -> Option<Isolation<'_>> {
+    pub(crate) fn isolation(&self) -> Option<Isolation<'_>> {
         let env = self.environment.as_ref()?;
         let requirements = env.requirements.as_deref()?;
         let tool = self.tool.as_ref()?.as_ref().ok()?;

@@ -21,57 +21,57 @@ use super::Request;
 
 /// What this environment has, for the settings in effect.
 #[derive(Debug)]
-pub struct Environment {
-    pub target: Target,
-    pub toolchain: Survey,
-    pub archs: ArchReport,
+pub(crate) struct Environment {
+    pub(crate) target: Target,
+    pub(crate) toolchain: Survey,
+    pub(crate) archs: ArchReport,
     /// libcudart as a build links it (`None`: no nvcc or no header set to fit its floor to).
-    pub cudart: Option<Result<FoundLibrary, LibraryError>>,
+    pub(crate) cudart: Option<Result<FoundLibrary, LibraryError>>,
     /// What `get_requires_for_build_wheel` returns (`None`: no nvcc fits the settings).
-    pub requirements: Option<Vec<String>>,
+    pub(crate) requirements: Option<Vec<String>>,
     /// The memory parallel steps may use (`None`: nothing readable).
-    pub memory: Option<MemoryLimit>,
+    pub(crate) memory: Option<MemoryLimit>,
     /// The binding packages the project's extensions need, each found or not.
-    pub bindings: Vec<(Bindings, Result<Found, BindingsError>)>,
+    pub(crate) bindings: Vec<(Bindings, Result<Found, BindingsError>)>,
     /// `bindings = "jax"`: the jax in use, asked about itself.
-    pub jax: Option<Result<JaxInfo, JaxError>>,
-    pub catalogue: Catalogue,
+    pub(crate) jax: Option<Result<JaxInfo, JaxError>>,
+    pub(crate) catalogue: Catalogue,
 }
 
 /// The CPU the wheel is for.
 #[derive(Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// A cross-build (`target`), or `None` for this machine.
-    pub cross: Result<Option<Cross>, CrossError>,
+    pub(crate) cross: Result<Option<Cross>, CrossError>,
     /// The interpreter as the target sees it (the build's own without a cross-build).
-    pub python: PythonInfo,
+    pub(crate) python: PythonInfo,
     /// A cross-build: the folder its NVIDIA wheels are unpacked into, and those already there.
-    pub site: Option<(PathBuf, Vec<String>)>,
+    pub(crate) site: Option<(PathBuf, Vec<String>)>,
 }
 
 /// The archs a build would use, where each list came from, and their `-gencode` pairs.
 #[derive(Debug)]
-pub struct ArchReport {
-    pub sources: ArchSources,
+pub(crate) struct ArchReport {
+    pub(crate) sources: ArchSources,
     /// The CUDA major whose default applies.
-    pub major: u32,
+    pub(crate) major: u32,
     /// The wheel is for aarch64 (SBSA) systems.
-    pub sbsa: bool,
+    pub(crate) sbsa: bool,
     /// Each list a build compiles for (after a readable top-level list).
-    pub uses: Vec<ArchUse>,
+    pub(crate) uses: Vec<ArchUse>,
 }
 
 /// One arch list and its `-gencode` pairs with the nvcc found.
 #[derive(Debug)]
-pub struct ArchUse {
-    pub whose: Whose,
+pub(crate) struct ArchUse {
+    pub(crate) whose: Whose,
     /// `None`: no nvcc whose archs are known.
-    pub gencodes: Option<Result<Vec<Gencode>, ArchError>>,
+    pub(crate) gencodes: Option<Result<Vec<Gencode>, ArchError>>,
 }
 
 /// Which list of `ArchSources`.
 #[derive(Debug, Clone, Copy)]
-pub enum Whose {
+pub(crate) enum Whose {
     Top,
     /// `overrides[i]`.
     Target(usize),
@@ -81,17 +81,17 @@ pub enum Whose {
 
 /// Every catalogue library for the CUDA major a build would use.
 #[derive(Debug)]
-pub struct Catalogue {
-    pub major: u32,
+pub(crate) struct Catalogue {
+    pub(crate) major: u32,
     /// The CUDA toolkit's folders were searched (there is an nvcc).
-    pub toolkit_searched: bool,
-    pub entries: Vec<(LibrarySpec, Result<FoundLibrary, LibraryError>)>,
+    pub(crate) toolkit_searched: bool,
+    pub(crate) entries: Vec<(LibrarySpec, Result<FoundLibrary, LibraryError>)>,
 }
 
 impl Environment {
     /// Surveys what this environment has for `tool`; `project`: a pyproject.toml was read
     /// (binding libraries and jax are reported for a project only).
-    pub fn survey(req: &Request<'_>, tool: &ToolConfig, project: bool) -> Environment {
+    pub(crate) fn survey(req: &Request<'_>, tool: &ToolConfig, project: bool) -> Environment {
         let env = &req.overrides.env;
         let target = target(req, tool);
         let toolchain = toolchain::survey::survey(tool, env, &target.python);

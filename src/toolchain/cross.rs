@@ -19,10 +19,10 @@ use crate::hint::Hint;
 
 /// The build requirement a cross-build adds: pip downloads the target's NVIDIA wheels (a build
 /// environment made by a frontend holds only what the backend asks for).
-pub const PIP_REQUIREMENT: &str = "pip>=21";
+pub(crate) const PIP_REQUIREMENT: &str = "pip>=21";
 
 #[derive(Debug, thiserror::Error)]
-pub enum CrossError {
+pub(crate) enum CrossError {
     #[error("`tool.cudawheel.target` = \"{target}\" (from {origin}): cudawheel cross-builds only from x86_64 Linux, and this machine is {host}")]
     Host {
         target: String,
@@ -96,14 +96,14 @@ impl Hint for CrossError {
 
 /// A cross-build: the CPU the wheel is for and the glibc it targets.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cross {
+pub(crate) struct Cross {
     /// `aarch64`
-    pub machine: &'static str,
-    pub glibc: Glibc,
+    pub(crate) machine: &'static str,
+    pub(crate) glibc: Glibc,
 }
 
 /// The cross-build `target` asks for, or `None` (unset, or the build machine's own CPU).
-pub fn cross(tool: &ToolConfig, python: &PythonInfo) -> Result<Option<Cross>, CrossError> {
+pub(crate) fn cross(tool: &ToolConfig, python: &PythonInfo) -> Result<Option<Cross>, CrossError> {
     let Some(target) = &tool.target else {
         return Ok(None);
     };
@@ -154,7 +154,7 @@ pub fn cross(tool: &ToolConfig, python: &PythonInfo) -> Result<Option<Cross>, Cr
 /// The interpreter as the target sees it: its CPU and `EXT_SUFFIX`
 /// (`.cpython-311-aarch64-linux-gnu.so`); `sys.path` (nvcc, zig, binding libraries) and the
 /// Python headers stay the build machine's.
-pub fn target_python(python: &PythonInfo, cross: &Cross) -> PythonInfo {
+pub(crate) fn target_python(python: &PythonInfo, cross: &Cross) -> PythonInfo {
     let mut out = python.clone();
     let host = format!("{}-linux-gnu", python.machine);
     let target = format!("{}-linux-gnu", cross.machine);
@@ -176,7 +176,7 @@ pub fn target_python(python: &PythonInfo, cross: &Cross) -> PythonInfo {
 
 /// The platform tags pip may take the target's wheels from: `manylinux_2_N` down to 2_17 and
 /// `manylinux2014` (pip does not widen a `--platform` by itself).
-pub fn platforms(cross: &Cross) -> Vec<String> {
+pub(crate) fn platforms(cross: &Cross) -> Vec<String> {
     let m = cross.machine;
     let mut out: Vec<String> = (crate::config::OLDEST_MANYLINUX..=cross.glibc.minor)
         .rev()
@@ -188,12 +188,12 @@ pub fn platforms(cross: &Cross) -> Vec<String> {
 
 /// `build-dir/<machine>`: the cross-build's own build folder (objects, records, downloads), so
 /// that x86_64 and aarch64 builds of one project do not invalidate each other.
-pub fn build_dir(build_dir: &Path, machine: &str) -> PathBuf {
+pub(crate) fn build_dir(build_dir: &Path, machine: &str) -> PathBuf {
     build_dir.join(machine)
 }
 
 /// The folder NVIDIA's target wheels are unpacked into (a `sys.path`-like site).
-pub fn site(build_dir: &Path) -> PathBuf {
+pub(crate) fn site(build_dir: &Path) -> PathBuf {
     build_dir.join("site")
 }
 
@@ -202,7 +202,7 @@ fn marker(site: &Path, dist: &str, version: &str) -> PathBuf {
 }
 
 /// The NVIDIA wheels already unpacked into `site`: `dist version` each.
-pub fn unpacked(site: &Path) -> Vec<String> {
+pub(crate) fn unpacked(site: &Path) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(site.join(".cudawheel"))
         .into_iter()
         .flatten()
@@ -216,16 +216,15 @@ pub fn unpacked(site: &Path) -> Vec<String> {
 
 /// Makes sure every `(distribution, version)` is unpacked into `site(build_dir)`, downloading
 /// what is missing with `python -m pip download` for the target's platforms. Returns the site
-/// and what was downloaded now.
-pub fn fetch(
+/// (each download is said as it starts).
+pub(crate) fn fetch(
     python: &PythonInfo,
     cross: &Cross,
     build_dir: &Path,
     wanted: &[(String, String)],
-) -> Result<(PathBuf, Vec<String>), CrossError> {
+) -> Result<PathBuf, CrossError> {
     let site = site(build_dir);
     let wheels = build_dir.join("wheels");
-    let mut downloaded = Vec::new();
     for (dist, version) in wanted {
         if marker(&site, dist, version).is_file() {
             continue;
@@ -248,9 +247,8 @@ pub fn fetch(
             dest: site.clone(),
             message: e.to_string(),
         })?;
-        downloaded.push(format!("{dist} {version}"));
     }
-    Ok((site, downloaded))
+    Ok(site)
 }
 
 fn download(

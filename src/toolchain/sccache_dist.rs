@@ -14,11 +14,11 @@ use std::process::Command;
 
 /// The oldest sccache whose `sccache-dist` runs nvcc's steps (cicc, ptxas, the host compile)
 /// on build servers (mozilla/sccache#2247, released in 0.9.0).
-pub const DIST_NVCC_MIN: (u32, u32) = (0, 9);
+pub(crate) const DIST_NVCC_MIN: (u32, u32) = (0, 9);
 
 /// What the build cluster offers this build.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dist {
+pub(crate) enum Dist {
     /// sccache's configuration names no scheduler.
     Off,
     /// The scheduler answered and has build servers.
@@ -32,7 +32,7 @@ pub enum Dist {
 }
 
 /// sccache's client configuration file, as sccache finds it.
-pub fn config_path(env: &BTreeMap<String, String>) -> Option<PathBuf> {
+pub(crate) fn config_path(env: &BTreeMap<String, String>) -> Option<PathBuf> {
     if let Some(p) = env.get("SCCACHE_CONF") {
         return Some(PathBuf::from(p));
     }
@@ -44,7 +44,7 @@ pub fn config_path(env: &BTreeMap<String, String>) -> Option<PathBuf> {
 }
 
 /// The scheduler URL of the `[dist]` section of sccache's configuration, if there is one.
-pub fn configured_scheduler(env: &BTreeMap<String, String>) -> Option<String> {
+pub(crate) fn configured_scheduler(env: &BTreeMap<String, String>) -> Option<String> {
     let text = std::fs::read_to_string(config_path(env)?).ok()?;
     let doc: toml::Table = text.parse().ok()?;
     doc.get("dist")?
@@ -55,7 +55,7 @@ pub fn configured_scheduler(env: &BTreeMap<String, String>) -> Option<String> {
 
 /// The answer of `sccache --dist-status` (JSON: `{"SchedulerStatus":[url,{"num_servers":..,
 /// "num_cpus":..}]}`, `{"NotConnected":[url,why]}`, `{"Disabled":why}`).
-pub fn parse_status(json: &str, configured: &str) -> Dist {
+pub(crate) fn parse_status(json: &str, configured: &str) -> Dist {
     let value: serde_json::Value = match serde_json::from_str(json.trim()) {
         Ok(v) => v,
         Err(_) => {
@@ -102,7 +102,7 @@ pub fn parse_status(json: &str, configured: &str) -> Dist {
 
 /// Asks the sccache at `sccache` (with the build's environment) about its cluster; `Off` when
 /// no scheduler is configured.
-pub fn ask(sccache: &Path, env: &BTreeMap<String, String>) -> Dist {
+pub(crate) fn ask(sccache: &Path, env: &BTreeMap<String, String>) -> Dist {
     let Some(configured) = configured_scheduler(env) else {
         return Dist::Off;
     };
@@ -130,7 +130,7 @@ pub fn ask(sccache: &Path, env: &BTreeMap<String, String>) -> Dist {
 /// to the cluster): the scheduler's status page needs no token, so a refused token shows only
 /// when a job is sent, and sccache then fails the compile (HTTP 401) instead of compiling
 /// locally. `Err`: what sccache said.
-pub fn probe(sccache: &Path, host: &Path, dir: &Path) -> Result<(), String> {
+pub(crate) fn probe(sccache: &Path, host: &Path, dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let nonce = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -165,7 +165,7 @@ pub fn probe(sccache: &Path, host: &Path, dir: &Path) -> Result<(), String> {
 /// the ELF file's shared libraries (ldd), so a wrapper script (e.g. a `g++` that execs the real
 /// one) cannot travel, and every host compile, nvcc's host step among them, falls back to this
 /// machine. `None`: it can; `Some(path)`: the file that is not a compiler binary.
-pub fn unshippable_host(host: &Path) -> Option<PathBuf> {
+pub(crate) fn unshippable_host(host: &Path) -> Option<PathBuf> {
     let real = std::fs::canonicalize(host).ok()?;
     let mut magic = [0u8; 4];
     let mut f = std::fs::File::open(&real).ok()?;
@@ -175,7 +175,7 @@ pub fn unshippable_host(host: &Path) -> Option<PathBuf> {
 
 impl Dist {
     /// One line for the build output and `doctor`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Dist::Off => "no sccache-dist scheduler configured (a `[dist]` section in sccache's configuration file, `SCCACHE_CONF`)".into(),
             Dist::Ready {
@@ -193,7 +193,7 @@ impl Dist {
     }
 
     /// The cores the cluster offers, when it is usable.
-    pub fn cpus(&self) -> Option<usize> {
+    pub(crate) fn cpus(&self) -> Option<usize> {
         match self {
             Dist::Ready { cpus, .. } => usize::try_from(*cpus).ok(),
             _ => None,
@@ -203,7 +203,7 @@ impl Dist {
     /// The jobs the cluster takes at once without refusing any: sccache-dist's scheduler gives
     /// each build server up to its cores + 1 + cores/8 jobs; cores + 1 per server stays under
     /// that however the cores are spread over the servers.
-    pub fn slots(&self) -> Option<usize> {
+    pub(crate) fn slots(&self) -> Option<usize> {
         match self {
             Dist::Ready { cpus, servers, .. } => usize::try_from(cpus + servers).ok(),
             _ => None,

@@ -20,14 +20,14 @@ use super::{
 
 /// The nvcc a build would use and what was learnt from it.
 #[derive(Debug)]
-pub struct ChosenNvcc {
+pub(crate) struct ChosenNvcc {
     /// With `archs` filled when `--list-gpu-arch` answered.
-    pub nvcc: Nvcc,
+    pub(crate) nvcc: Nvcc,
     /// Reading the archs it accepts.
-    pub archs: Result<(), ToolchainError>,
-    pub headers: Result<HeaderSet, ToolchainError>,
+    pub(crate) archs: Result<(), ToolchainError>,
+    pub(crate) headers: Result<HeaderSet, ToolchainError>,
     /// `compress` for this nvcc, as data.
-    pub compress: CompressChoice,
+    pub(crate) compress: CompressChoice,
     /// The mode and flags a build uses, or why this nvcc cannot make it.
     compress_flags: Result<(Compress, Vec<String>), ToolchainError>,
     /// zig mode: whether this nvcc's headers accept zig's libc++.
@@ -36,30 +36,30 @@ pub struct ChosenNvcc {
 
 /// Every part of the toolchain, each with its own outcome.
 #[derive(Debug)]
-pub struct Survey {
+pub(crate) struct Survey {
     /// Every place discovery looks for nvcc, in order, each probed once.
-    pub candidates: Vec<NvccCandidate>,
+    pub(crate) candidates: Vec<NvccCandidate>,
     /// The nvcc chosen, or why none is.
-    pub nvcc: Result<ChosenNvcc, ToolchainError>,
+    pub(crate) nvcc: Result<ChosenNvcc, ToolchainError>,
     /// `nvcc` failed only because the CUDA toolkit would come from PyPI and is not installed
     /// here (an isolated build installs it).
-    pub pip_pending: bool,
+    pub(crate) pip_pending: bool,
     /// zig (`manylinux`); `None` without that key.
-    pub zig: Result<Option<Zig>, ToolchainError>,
+    pub(crate) zig: Result<Option<Zig>, ToolchainError>,
     /// `zig` holds a refusal of the settings (checked before nvcc), not a missing zig.
     zig_refused: bool,
     /// The host compiler (zig's wrapper in zig mode).
-    pub host: Result<HostCompiler, ToolchainError>,
+    pub(crate) host: Result<HostCompiler, ToolchainError>,
     /// The first line of its `--version` (outside zig mode).
-    pub host_version: Option<String>,
+    pub(crate) host_version: Option<String>,
     /// `compiler-launcher`, when set.
-    pub launcher: Option<Result<Launcher, ToolchainError>>,
+    pub(crate) launcher: Option<Result<Launcher, ToolchainError>>,
     /// The toolkit `get_requires_for_build_wheel` asks for, or why none can be chosen.
     toolkit: Result<ToolkitRequest, ()>,
 }
 
 /// Finds every part of the toolchain for `tool`, for a report or a build that wants them all.
-pub fn survey(tool: &ToolConfig, env: &Env, python: &PythonInfo) -> Survey {
+pub(crate) fn survey(tool: &ToolConfig, env: &Env, python: &PythonInfo) -> Survey {
     let candidates = nvcc_candidates(env, python);
     let chosen = choose_nvcc_with(tool, env, python, &mut |path, origin| {
         known_probe(&candidates, path, origin)
@@ -149,7 +149,7 @@ fn learn(mut nvcc: Nvcc, tool: &ToolConfig, zig: Option<&Zig>) -> ChosenNvcc {
 
 impl Survey {
     /// The toolchain a build uses, or the first failure in the order `discover` meets them.
-    pub fn toolchain(&self) -> Result<Toolchain, &ToolchainError> {
+    pub(crate) fn toolchain(&self) -> Result<Toolchain, &ToolchainError> {
         if self.zig_refused {
             if let Err(e) = &self.zig {
                 return Err(e);
@@ -177,7 +177,7 @@ impl Survey {
     }
 
     /// `toolchain()`'s failure, taken out of the survey.
-    pub fn into_error(self) -> Option<ToolchainError> {
+    pub(crate) fn into_error(self) -> Option<ToolchainError> {
         if self.toolchain().is_ok() {
             return None;
         }
@@ -201,17 +201,17 @@ impl Survey {
     }
 
     /// The toolkit an isolated build asks PyPI for; `None` when no nvcc fits the settings.
-    pub fn toolkit_request(&self) -> Option<&ToolkitRequest> {
+    pub(crate) fn toolkit_request(&self) -> Option<&ToolkitRequest> {
         self.toolkit.as_ref().ok()
     }
 
     /// The nvcc chosen, when one is.
-    pub fn chosen(&self) -> Option<&Nvcc> {
+    pub(crate) fn chosen(&self) -> Option<&Nvcc> {
         self.nvcc.as_ref().ok().map(|c| &c.nvcc)
     }
 
     /// The chosen nvcc with the archs it accepts, when they could be read.
-    pub fn with_archs(&self) -> Option<&Nvcc> {
+    pub(crate) fn with_archs(&self) -> Option<&Nvcc> {
         self.nvcc
             .as_ref()
             .ok()

@@ -29,10 +29,10 @@ use super::HostCompiler;
 /// The build requirement this mode adds. zig is a 0.x compiler whose C++ driver, libc++ and
 /// glibc headers change between minor releases: the range the shim and the flags were tested
 /// with.
-pub const REQUIREMENT: &str = "ziglang>=0.17,<0.18";
+pub(crate) const REQUIREMENT: &str = "ziglang>=0.17,<0.18";
 
 #[derive(Debug, thiserror::Error)]
-pub enum ZigError {
+pub(crate) enum ZigError {
     #[error("`tool.cudawheel.manylinux` = \"2_{minor}\" (from {origin}) builds with zig, which was not found in the build environment; searched:\n{}", probes.iter().map(|p| format!("    {p}")).collect::<Vec<_>>().join("\n"))]
     NotFound {
         minor: u32,
@@ -102,22 +102,22 @@ impl Hint for ZigError {
 
 /// zig as found in the build environment, and what it targets.
 #[derive(Debug, Clone)]
-pub struct Zig {
+pub(crate) struct Zig {
     /// `<site>/ziglang/zig`
-    pub binary: PathBuf,
+    pub(crate) binary: PathBuf,
     /// `0.17.1`
-    pub version: String,
-    pub glibc: Glibc,
+    pub(crate) version: String,
+    pub(crate) glibc: Glibc,
     /// `x86_64-linux-gnu.2.28`
-    pub target: String,
+    pub(crate) target: String,
     /// `build-dir/zig/<target>`, once `place` has chosen it.
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// zig's global cache (`ZIG_GLOBAL_CACHE_DIR`, else `$XDG_CACHE_HOME/zig`, `~/.cache/zig`).
-    pub cache: PathBuf,
+    pub(crate) cache: PathBuf,
 }
 
 /// `x86_64-linux-gnu.2.28`
-pub fn target_triple(machine: &str, glibc: Glibc) -> String {
+pub(crate) fn target_triple(machine: &str, glibc: Glibc) -> String {
     format!("{machine}-linux-gnu.{glibc}")
 }
 
@@ -128,7 +128,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// zig for `manylinux = "2_N"`, or `None` when the key is unset.
-pub fn find(
+pub(crate) fn find(
     tool: &ToolConfig,
     env: &BTreeMap<String, String>,
     python: &PythonInfo,
@@ -182,7 +182,7 @@ pub fn find(
 }
 
 /// What cannot work in zig mode, refused before anything is compiled.
-pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
+pub(crate) fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
     let Some(Sourced { value, origin }) = &tool.manylinux else {
         return Ok(());
     };
@@ -212,7 +212,7 @@ pub fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
 /// Refuses an nvcc whose headers reject libc++ on x86 (CUDA before 13.x accepts only GCC's
 /// libstdc++ there): `crt/host_defines.h` stops every compile with "libc++ is not supported on
 /// x86 system" unless it has the exception for Linux libc++ 22 and newer.
-pub fn check_nvcc(nvcc: &super::Nvcc) -> Result<(), ZigError> {
+pub(crate) fn check_nvcc(nvcc: &super::Nvcc) -> Result<(), ZigError> {
     // nvcc's own include folders, from the `#$ INCLUDES="-I..."` line of a dry run.
     #[allow(clippy::disallowed_methods)] // asking nvcc where its headers are
     let dry = Command::new(&nvcc.path)
@@ -332,7 +332,7 @@ const C23_GATE: &str = "#if __GLIBC_USE (IEC_60559_FUNCS_EXT_C23)";
 
 /// zig's `bits/mathcalls.h` with every C23 block additionally gated on glibc 2.41 (which
 /// introduced those functions). `Ok(None)`: nothing to patch (the header does not declare them).
-pub fn patch_mathcalls(original: &str) -> Result<Option<String>, Vec<&'static str>> {
+pub(crate) fn patch_mathcalls(original: &str) -> Result<Option<String>, Vec<&'static str>> {
     let declared: Vec<&'static str> = C23_NAMES
         .iter()
         .copied()
@@ -360,7 +360,7 @@ pub fn patch_mathcalls(original: &str) -> Result<Option<String>, Vec<&'static st
 
 /// Chooses `build-dir/zig/<target>/` for the generated files and makes the wrapper there the
 /// host compiler (nothing is written yet: `write_files` does, under the build-dir lock).
-pub fn place(zig: &mut Zig, build_dir: &Path) -> HostCompiler {
+pub(crate) fn place(zig: &mut Zig, build_dir: &Path) -> HostCompiler {
     let dir = build_dir.join("zig").join(&zig.target);
     let host = HostCompiler {
         path: dir.join("zig-c++"),
@@ -396,7 +396,7 @@ fn sh_quote(path: &Path) -> String {
 }
 
 /// Writes the wrapper, the header shim and the version scripts into the folder `place` chose.
-pub fn write_files(zig: &Zig) -> Result<(), ZigError> {
+pub(crate) fn write_files(zig: &Zig) -> Result<(), ZigError> {
     let Some(dir) = &zig.dir else {
         return Ok(());
     };
@@ -436,14 +436,14 @@ pub fn write_files(zig: &Zig) -> Result<(), ZigError> {
 const LIBRARY_MAP: &str = "{\n  local:\n    _ZNSt*; _ZNKSt*; _ZSt*; _ZTVSt*; _ZTISt*; _ZTSSt*; _ZTVNSt*; _ZTINSt*; _ZTSNSt*;\n    _Znw*; _Zna*; _Zdl*; _Zda*;\n};\n";
 
 /// Extra nvcc flags: zig's clang is not on nvcc's list of tested host compilers.
-pub fn nvcc_flags() -> Vec<String> {
+pub(crate) fn nvcc_flags() -> Vec<String> {
     vec!["-allow-unsupported-compiler".into()]
 }
 
 /// Link flags replacing the host linker's `-Wl,-O1` (which zig's linker ignores with a
 /// warning): `-O2` (zig builds and caches libc++ once per target and optimisation mode), `-s`
 /// (no debug info: zig's libc++ would carry build-environment paths), the export list.
-pub fn link_flags(zig: &Zig, extension: bool) -> Vec<String> {
+pub(crate) fn link_flags(zig: &Zig, extension: bool) -> Vec<String> {
     let dir = zig.dir.clone().unwrap_or_default();
     let map = dir.join(if extension {
         "extension.map"
@@ -458,7 +458,7 @@ pub fn link_flags(zig: &Zig, extension: bool) -> Vec<String> {
 }
 
 /// What the incremental cache must know about zig (its version and file, the target).
-pub fn identity(zig: &Zig) -> String {
+pub(crate) fn identity(zig: &Zig) -> String {
     let size = std::fs::metadata(&zig.binary).ok().map(|m| m.len());
     format!("zig {} {size:?} target {}", zig.version, zig.target)
 }

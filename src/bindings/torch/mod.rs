@@ -15,7 +15,7 @@
 //!   sources need a torch built with CUDA; the NVIDIA wheels the extension requires never ask
 //!   for more than torch's `==` pins installed (`fit_floors`).
 
-pub mod probe;
+pub(crate) mod probe;
 
 use std::collections::BTreeMap;
 
@@ -27,18 +27,18 @@ use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::toolchain::Nvcc;
 
 /// The distribution providing torch's libraries.
-pub const DIST: &str = "torch";
+pub(crate) const DIST: &str = "torch";
 /// Where they are, relative to site-packages.
-pub const SITE_LIB_DIR: &str = "torch/lib";
+pub(crate) const SITE_LIB_DIR: &str = "torch/lib";
 
 /// Whether a library comes from torch (its requirement is torch's, not a CUDA one).
-pub fn is_torch_library(lib: &FoundLibrary) -> bool {
+pub(crate) fn is_torch_library(lib: &FoundLibrary) -> bool {
     lib.provider.as_ref().is_some_and(|p| p.dist == DIST)
 }
 
 /// Torch's libraries, in groups linked together: every torch extension links `torch`; the
 /// others as `groups_for` says.
-pub const GROUPS: &[(&str, &[&str])] = &[
+pub(crate) const GROUPS: &[(&str, &[&str])] = &[
     ("torch", &["c10", "torch", "torch_cpu"]),
     ("torch_python", &["torch_python"]),
     ("torch_cuda", &["c10_cuda", "torch_cuda"]),
@@ -48,7 +48,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
 /// PyPI's torch is built for CUDA 13 from 2.11 on (cuda-toolkit `==` pins) and for CUDA 12
 /// from 2.6 to 2.10. A floor also keeps resolvers from backtracking to a torch of another
 /// CUDA major when they pick the newest `cuda-toolkit` first.
-pub fn requirement(tool: &ToolConfig, major: u32) -> String {
+pub(crate) fn requirement(tool: &ToolConfig, major: u32) -> String {
     let spec = match &tool.torch_version {
         Some(s) => s.as_str(),
         None => match major {
@@ -60,13 +60,8 @@ pub fn requirement(tool: &ToolConfig, major: u32) -> String {
     format!("{DIST}{spec}")
 }
 
-/// Whether any extension uses torch.
-pub fn used(tool: &ToolConfig) -> bool {
-    super::used(tool).contains(&Bindings::Torch)
-}
-
 /// The library groups (names of `GROUPS`) one torch target links.
-pub fn groups_for(target: &TargetPlan, limited_api: bool) -> Vec<&'static str> {
+pub(crate) fn groups_for(target: &TargetPlan, limited_api: bool) -> Vec<&'static str> {
     let mut out = vec!["torch"];
     if !limited_api {
         // libtorch_python uses more than the limited API.
@@ -80,7 +75,7 @@ pub fn groups_for(target: &TargetPlan, limited_api: bool) -> Vec<&'static str> {
 
 /// Torch's libraries as found libraries (by SONAME from `torch/lib`, provided by `torch`
 /// within the minor built against), keyed by group name.
-pub fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, BindingsError> {
+pub(crate) fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrary>, BindingsError> {
     let lib_dir = info.dir.join("lib");
     let mut out = BTreeMap::new();
     for (group, names) in GROUPS {
@@ -135,7 +130,7 @@ fn std_flag(info: &TorchInfo) -> String {
 
 /// Adds torch's include folders, defines and flags to a torch target (the project's own
 /// flags stay last, so they can override these).
-pub fn apply(target: &mut TargetPlan, info: &TorchInfo) {
+pub(crate) fn apply(target: &mut TargetPlan, info: &TorchInfo) {
     let name = target.module.rsplit('.').next().unwrap_or(&target.module);
     let mut defines = vec![
         format!("TORCH_EXTENSION_NAME={name}"),
@@ -174,7 +169,7 @@ pub fn apply(target: &mut TargetPlan, info: &TorchInfo) {
 
 /// nvcc against `torch.version.cuda`: another major is an error, another minor a warning
 /// (returned); CUDA sources with a CPU-only torch are an error.
-pub fn check_cuda(
+pub(crate) fn check_cuda(
     info: &TorchInfo,
     nvcc: &Nvcc,
     cuda_target: Option<&str>,
@@ -207,7 +202,7 @@ pub fn check_cuda(
 /// For a build with torch targets: nvcc is checked against torch's CUDA (a minor mismatch
 /// warns; the first torch target with CUDA sources names the problem), then torch's
 /// libraries, found.
-pub fn for_build(
+pub(crate) fn for_build(
     info: &TorchInfo,
     plan: &BuildPlan,
     nvcc: &Nvcc,
@@ -224,7 +219,7 @@ pub fn for_build(
 }
 
 /// The torch libraries one target links (none for a target without torch bindings).
-pub fn libraries_of(
+pub(crate) fn libraries_of(
     target: &TargetPlan,
     limited_api: bool,
     found: &BTreeMap<String, FoundLibrary>,
@@ -242,7 +237,10 @@ pub fn libraries_of(
 /// beside torch (what its `==` pins resolved to), so the wheel installs next to that torch.
 /// A floor above torch's comes from a library found outside torch's environment (a system
 /// toolkit); at run time torch's copy is the one loaded anyway. Returns warnings.
-pub fn fit_floors(libs: &mut BTreeMap<String, FoundLibrary>, info: &TorchInfo) -> Vec<String> {
+pub(crate) fn fit_floors(
+    libs: &mut BTreeMap<String, FoundLibrary>,
+    info: &TorchInfo,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     for lib in libs.values_mut() {
         let Some(p) = lib.provider.as_mut() else {
@@ -267,7 +265,7 @@ pub fn fit_floors(libs: &mut BTreeMap<String, FoundLibrary>, info: &TorchInfo) -
 }
 
 /// Whether `soname` is one of torch's libraries (for the audit of finished wheels).
-pub fn provides(soname: &str) -> bool {
+pub(crate) fn provides(soname: &str) -> bool {
     GROUPS
         .iter()
         .flat_map(|(_, names)| names.iter())

@@ -15,34 +15,34 @@ use crate::inspect::site::same_dir;
 
 /// What the probe prints (one JSON object on its last line of stdout).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-pub struct TorchInfo {
+pub(crate) struct TorchInfo {
     /// `torch.__version__`: `2.15.0+cu132`.
-    pub version: String,
+    pub(crate) version: String,
     /// The folder of the `torch` package.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// `torch.version.cuda`: `13.2`, or None for a CPU-only torch.
-    pub cuda: Option<String>,
+    pub(crate) cuda: Option<String>,
     /// `torch._C._GLIBCXX_USE_CXX11_ABI`.
-    pub cxx11_abi: bool,
+    pub(crate) cxx11_abi: bool,
     /// `__cplusplus` torch was built with (`C++ Version:` of `torch.__config__.show()`).
-    pub cplusplus: Option<u32>,
+    pub(crate) cplusplus: Option<u32>,
     /// `torch._C._PYBIND11_{COMPILER_TYPE,STDLIB,BUILD_ABI}` where this torch has them.
     #[serde(default)]
-    pub pybind11_abi: BTreeMap<String, String>,
+    pub(crate) pybind11_abi: BTreeMap<String, String>,
     /// `torch.utils.cpp_extension.include_paths()`.
-    pub include_dirs: Vec<PathBuf>,
+    pub(crate) include_dirs: Vec<PathBuf>,
     /// `torch.cuda.get_arch_list()`: the GPU code torch itself carries (for messages).
     #[serde(default)]
-    pub arch_list: Vec<String>,
+    pub(crate) arch_list: Vec<String>,
     /// Installed `nvidia-*` distributions (normalized name -> version): what torch's pins
     /// resolved to in this environment.
     #[serde(default)]
-    pub installed: BTreeMap<String, String>,
+    pub(crate) installed: BTreeMap<String, String>,
 }
 
 impl TorchInfo {
     /// `(2, 15)` from `2.15.0+cu132`.
-    pub fn minor(&self) -> (u64, u64) {
+    pub(crate) fn minor(&self) -> (u64, u64) {
         let release = self.version.split(['+', 'a', 'b', 'r', 'd']).next();
         let mut parts = release
             .unwrap_or("")
@@ -52,7 +52,7 @@ impl TorchInfo {
     }
 
     /// `(13, 2)` from `torch.version.cuda`.
-    pub fn cuda_version(&self) -> Option<(u32, u32)> {
+    pub(crate) fn cuda_version(&self) -> Option<(u32, u32)> {
         let cuda = self.cuda.as_deref()?;
         let mut parts = cuda.split('.').map(|p| p.parse::<u32>().ok());
         Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
@@ -89,7 +89,7 @@ print(json.dumps({
 "#;
 
 /// The first `sys.path` entry holding a torch package with its headers and `libc10.so`.
-pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, BindingsError> {
+pub(crate) fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, BindingsError> {
     crate::bindings::probe::find_package(
         sys_path,
         "torch",
@@ -100,7 +100,7 @@ pub fn locate(sys_path: &[PathBuf]) -> Result<PathBuf, BindingsError> {
 }
 
 /// Locates torch on `sys.path` and runs the probe with the build's interpreter.
-pub fn probe(python: &PythonInfo) -> Result<TorchInfo, BindingsError> {
+pub(crate) fn probe(python: &PythonInfo) -> Result<TorchInfo, BindingsError> {
     let dir = locate(&python.sys_path)?;
     let exe = crate::bindings::probe::interpreter(python);
     let failed = |message: String| BindingsError::TorchProbe {
