@@ -24,7 +24,7 @@ def test_a_backward_import_and_a_circle_are_found(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(REPO / "src", src)
     f = src / "config" / "interpreter.rs"
-    f.write_text(f.read_text() + "\n#[allow(unused_imports)]\nuse crate::package::metadata::DistName;\n")
+    f.write_text("#[allow(unused_imports)]\nuse crate::package::metadata::DistName;\n" + f.read_text())
     r = run(src)
     assert r.returncode == 1
     assert "stage imports a later stage: config/interpreter.rs -> package/metadata.rs" in r.stdout
@@ -42,3 +42,15 @@ def test_a_circle_through_super_is_found(tmp_path):
     assert r.returncode == 1
     assert "circle: compile/link.rs -> compile/log.rs -> compile/link.rs" in r.stdout or \
         "circle: compile/log.rs -> compile/link.rs -> compile/log.rs" in r.stdout, r.stdout
+
+
+def test_a_long_function_is_found(tmp_path):
+    # Control: a function of 130 lines is named with its file and line.
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src", src)
+    body = "".join(f"    let _x{i} = {i};\n" for i in range(128))
+    f = src / "ui.rs"
+    f.write_text(f.read_text() + f"\npub(crate) fn too_long() {{\n{body}}}\n")
+    r = run(src)
+    assert r.returncode == 1
+    assert "function over 120 lines: ui.rs:" in r.stdout and "too_long (130)" in r.stdout, r.stdout

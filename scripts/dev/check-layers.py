@@ -10,6 +10,8 @@
 3. only the composers (pep517, pipeline, commands, resolve, doctor, bridge) and error.rs import several stages'
    entry points freely, and no stage imports a composer or error.rs.
 
+4. no function (tests included) is longer than 120 lines.
+
 Prints each problem and exits 1, or prints a one-line summary. Run from anywhere:
 `python3 scripts/dev/check-layers.py [SRC]` (default: this checkout's src/).
 """
@@ -96,6 +98,36 @@ def _references(path: Path) -> set[Path]:
     return out
 
 
+MAX_FN_LINES = 120
+
+
+def long_functions(path: Path) -> list[str]:
+    """`fn` items longer than MAX_FN_LINES, counted from the `fn` line to its closing brace."""
+    lines = path.read_text().split("\n")
+    out, i = [], 0
+    head = re.compile(r"\s*(pub(\([^)]*\))?\s+)?(const\s+)?(async\s+)?(unsafe\s+)?fn\s+(\w+)")
+    while i < len(lines):
+        m = head.match(lines[i])
+        if not m or lines[i].rstrip().endswith(";"):
+            i += 1
+            continue
+        depth, j, opened = 0, i, False
+        while j < len(lines):
+            for ch in lines[j]:
+                if ch == "{":
+                    depth, opened = depth + 1, True
+                elif ch == "}":
+                    depth -= 1
+            if opened and depth == 0:
+                break
+            j += 1
+        if j - i + 1 > MAX_FN_LINES:
+            where = f"{path.relative_to(SRC)}:{i + 1} {m.group(6)} ({j - i + 1})"
+            out.append(f"function over {MAX_FN_LINES} lines: {where}")
+        i = j + 1 if opened else i + 1
+    return out
+
+
 def stage(path: Path) -> str:
     return module_of(path)[0] if module_of(path) else "lib"
 
@@ -136,12 +168,17 @@ def main() -> int:
     for f in files:
         if colour[f] == 0:
             visit(f)
+    for f in files:
+        problems.extend(long_functions(f))
     for p in problems:
         print(p)
     if problems:
         return 1
     edges = sum(len(t) for t in graph.values())
-    print(f"ok: {len(files)} files, {edges} imports, no circle, no stage imports a later stage")
+    print(
+        f"ok: {len(files)} files, {edges} imports, no circle, no stage imports a later stage,"
+        f" no function over {MAX_FN_LINES} lines"
+    )
     return 0
 
 

@@ -365,50 +365,16 @@ pub(crate) fn compile_jobs(
                 output.to_string_lossy().into_owned(),
             ];
             let (program, args, tool) = match src.lang {
-                Lang::Cuda => {
-                    let mut args: Vec<String> = io.to_vec();
-                    args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
-                    if tc.zig.is_some() {
-                        args.extend(crate::toolchain::zig::nvcc_flags());
-                    }
-                    for a in &tc.host.args {
-                        args.extend(["-Xcompiler".into(), xcompiler(a)]);
-                    }
-                    args.extend(["-Xcompiler".into(), "-fPIC".into()]);
-                    // Temporary files named after the object, not nvcc's process id (which
-                    // otherwise lands in the symbol table), and a module id (used in internal
-                    // symbol names) from the project-relative path rather than the absolute one.
-                    // sccache runs nvcc's steps itself and loses the object under
-                    // `-objtemp` (exit 0, no file); cache hits are byte-identical anyway.
-                    if !nvcc_sccache {
-                        args.push("-objtemp".into());
-                    }
-                    args.extend([
-                        "-Xcudafe".into(),
-                        format!("--orig_src_path_name={}", src.rel.display()),
-                    ]);
-                    args.extend(common.iter().cloned());
-                    if ext.rdc {
-                        args.push("-rdc=true".into());
-                    }
-                    for g in gencodes {
-                        args.extend(["-gencode".into(), g.to_string()]);
-                    }
-                    args.extend(tc.compress_flags.iter().cloned());
-                    args.extend(ext.nvcc_flags.iter().cloned());
-                    (&tc.nvcc.path, args, "nvcc")
-                }
-                Lang::C | Lang::Cxx => {
-                    let mut args: Vec<String> = tc.host.args.clone();
-                    if src.lang == Lang::C {
-                        args.extend(["-x".into(), "c".into()]);
-                    }
-                    args.extend(io.iter().cloned());
-                    args.push("-fPIC".into());
-                    args.extend(common.iter().cloned());
-                    args.extend(ext.cxx_flags.iter().cloned());
-                    (&tc.host.path, args, "c++")
-                }
+                Lang::Cuda => (
+                    &tc.nvcc.path,
+                    nvcc_args(&io, &src.rel, tc, ext, &common, gencodes, nvcc_sccache),
+                    "nvcc",
+                ),
+                Lang::C | Lang::Cxx => (
+                    &tc.host.path,
+                    host_args(&io, src.lang, tc, ext, &common),
+                    "c++",
+                ),
             };
             let cuda = src.lang == Lang::Cuda;
             Job {
@@ -444,6 +410,69 @@ pub(crate) fn compile_jobs(
             }
         })
         .collect()
+}
+
+/// nvcc's arguments for one CUDA source: `io` (`-c SRC -o OBJ`), the host compiler, the common
+/// flags, the gencodes and the target's own flags.
+fn nvcc_args(
+    io: &[String],
+    src_rel: &Path,
+    tc: &Toolchain,
+    ext: &TargetPlan,
+    common: &[String],
+    gencodes: &[Gencode],
+    nvcc_sccache: bool,
+) -> Vec<String> {
+    let mut args: Vec<String> = io.to_vec();
+    args.extend(["-ccbin".into(), tc.host.path.to_string_lossy().into_owned()]);
+    if tc.zig.is_some() {
+        args.extend(crate::toolchain::zig::nvcc_flags());
+    }
+    for a in &tc.host.args {
+        args.extend(["-Xcompiler".into(), xcompiler(a)]);
+    }
+    args.extend(["-Xcompiler".into(), "-fPIC".into()]);
+    // Temporary files named after the object, not nvcc's process id (which
+    // otherwise lands in the symbol table), and a module id (used in internal
+    // symbol names) from the project-relative path rather than the absolute one.
+    // sccache runs nvcc's steps itself and loses the object under
+    // `-objtemp` (exit 0, no file); cache hits are byte-identical anyway.
+    if !nvcc_sccache {
+        args.push("-objtemp".into());
+    }
+    args.extend([
+        "-Xcudafe".into(),
+        format!("--orig_src_path_name={}", src_rel.display()),
+    ]);
+    args.extend(common.iter().cloned());
+    if ext.rdc {
+        args.push("-rdc=true".into());
+    }
+    for g in gencodes {
+        args.extend(["-gencode".into(), g.to_string()]);
+    }
+    args.extend(tc.compress_flags.iter().cloned());
+    args.extend(ext.nvcc_flags.iter().cloned());
+    args
+}
+
+/// The host compiler's arguments for one C or C++ source.
+fn host_args(
+    io: &[String],
+    lang: Lang,
+    tc: &Toolchain,
+    ext: &TargetPlan,
+    common: &[String],
+) -> Vec<String> {
+    let mut args: Vec<String> = tc.host.args.clone();
+    if lang == Lang::C {
+        args.extend(["-x".into(), "c".into()]);
+    }
+    args.extend(io.iter().cloned());
+    args.push("-fPIC".into());
+    args.extend(common.iter().cloned());
+    args.extend(ext.cxx_flags.iter().cloned());
+    args
 }
 
 /// The device-link step of an `rdc = true` target: resolves device symbols across its `.cu`

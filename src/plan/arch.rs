@@ -404,6 +404,16 @@ pub(crate) fn gencodes_with(
     nvcc: &NvccArchs,
     native: &dyn Fn() -> Result<Vec<u32>, String>,
 ) -> Result<Vec<Gencode>, ArchError> {
+    let archs = expand(list, nvcc, native)?;
+    Ok(to_gencodes(&archs, ptx))
+}
+
+/// The list's archs (or the major's defaults), each checked against what nvcc accepts.
+fn expand(
+    list: Option<&ArchList>,
+    nvcc: &NvccArchs,
+    native: &dyn Fn() -> Result<Vec<u32>, String>,
+) -> Result<Vec<Arch>, ArchError> {
     let plain = |n: u32, kind| Arch {
         number: n,
         suffix: String::new(),
@@ -487,6 +497,11 @@ pub(crate) fn gencodes_with(
             }
         }
     }
+    Ok(archs)
+}
+
+/// SASS for every real arch, then PTX as `ptx` says.
+fn to_gencodes(archs: &[Arch], ptx: Ptx) -> Vec<Gencode> {
     let mut out: Vec<Gencode> = Vec::new();
     let mut push = |arch: &Arch, code: &str| {
         let g = Gencode {
@@ -525,7 +540,7 @@ pub(crate) fn gencodes_with(
     for a in ptx_archs {
         push(a, "compute");
     }
-    Ok(out)
+    out
 }
 
 /// `gencodes_with` asking the CUDA driver for `"native"`.
