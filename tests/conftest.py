@@ -196,7 +196,7 @@ def readelf_dynamic(path: Path) -> dict[str, list[str]]:
     return result
 
 
-# `manylinux = "2_N"` builds with zig (issue 16). zig builds libc++ once per target glibc and
+# `manylinux = "2_N"` builds with zig. zig builds libc++ once per target glibc and
 # optimisation mode (2-3 minutes on 2 cores) and caches it: one cache under .cache/ for the run.
 ZIG_REQUIREMENT = "ziglang>=0.17,<0.18"
 
@@ -217,7 +217,7 @@ def zig_python(tmp_path_factory, wheelhouse) -> Path:
     return py
 
 
-# torch (issue 17; shared with the porting example of issue 27). torch with its CUDA wheels is several
+# torch (shared with the porting example, tiny_conv). torch with its CUDA wheels is several
 # GB: every venv comes from uv's cache (CACHE/uv, hard links), so only the first run on a machine
 # downloads them.
 # What the torch venvs hold: PyPI's CUDA 13 torch and the nvcc its cuda-toolkit pin chooses.

@@ -1,4 +1,4 @@
-"""Issue 13: GPU architectures as a model. Spellings, precedence and per-target lists reach
+"""GPU architectures as a model. Spellings, precedence and per-target lists reach
 nvcc's exact `-gencode` flags; what a wheel carries is read back from its fatbins and equals
 what cuobjdump reports."""
 

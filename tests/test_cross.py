@@ -1,4 +1,4 @@
-"""`target = "aarch64"` (issue 26): aarch64 (SBSA) wheels cross-built on this x86_64 machine.
+"""`target = "aarch64"`: aarch64 (SBSA) wheels cross-built on this x86_64 machine.
 
 The C-API (saxpy), nanobind and cuBLAS examples are built for aarch64: ELF machine AArch64,
 tag manylinux_2_28_aarch64, no glibc symbol above 2.28, auditwheel (`show`, which reads

@@ -1,4 +1,4 @@
-"""Issue 24: `compiler-launcher = "sccache"` with an sccache-dist build cluster, for real.
+"""`compiler-launcher = "sccache"` with an sccache-dist build cluster, for real.
 
 sccache 0.19 with its `dist-server` half is built from crates.io once and cached, bubblewrap comes
 from Debian (scripts/env/install-sccache-dist.sh, run by scripts/test.sh). Each test starts its own

@@ -1,4 +1,4 @@
-"""`python -m cudawheel doctor` (issue 7): what discovery finds, in a project and outside one,
+"""`python -m cudawheel doctor`: what discovery finds, in a project and outside one,
 with nothing installed, with NVIDIA's CUDA 13 wheels, and with a system CUDA 12 next to them."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_in_a_project_with_cuda13_wheels(toolkit_python, tmp_path):
     assert re.search(r"^  cublas\s+not found", out, re.M), out
     assert "Wheel: saxpy_cu13-0.1.0-cp39-abi3-<platform>.whl" in out
     assert f"  Requires-Dist: nvidia-cuda-runtime>={cudart.group(2)},<14" in out
-    # Issue 25: CUDA 13 code loads on any 13.x driver in every mode, so the default is the smallest.
+    # CUDA 13 code loads on any 13.x driver in every mode, so the default is the smallest.
     assert ('  fatbin compression: compress = "size" (--compress-mode=size); its GPU code loads on a driver '
             'for CUDA 13.0+ (the wheel promises 13.0)') in out, out
     # What this environment builds is said apart from what an isolated build would find.
@@ -76,7 +76,7 @@ def test_system_cuda12_wins_and_both_are_listed(toolkit_python, tmp_path):
     assert "CUDA 12 libraries (catalogue):" in out
     assert "Wheel: saxpy_cu12-0.1.0-cp39-abi3-<platform>.whl" in out
     assert re.search(r"^  Requires-Dist: nvidia-cuda-runtime-cu12>=12\.\d+,<13$", out, re.M), out
-    # Issue 25: nvcc 12.4 has no --compress-mode; LZ4 loads on every CUDA 12 driver.
+    # nvcc 12.4 has no --compress-mode; LZ4 loads on every CUDA 12 driver.
     assert ('  fatbin compression: compress = "speed" (-Xfatbin=-compress-all); its GPU code loads on a driver '
             'for CUDA 12.0+ (the wheel promises 12.0)') in out, out
     # Asking for CUDA 13 from the system toolkit only is reported, not raised.

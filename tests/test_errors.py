@@ -1,4 +1,4 @@
-"""Contract §7: each user mistake ends with a non-zero exit, one clear message naming the
+"""Each user mistake ends with a non-zero exit, one clear message naming the
 file / key / path, `hint:` lines, no Python traceback, no Rust panic, and no wheel left behind."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def make_project(tmp: Path, *, project_extra="", tool_extra="", ext_extra="", so
 
 
 def fails(py, proj: Path, *settings: str, env=None, command="wheel", out=None, preexec_fn=None) -> str:
-    """Runs the backend directly on `proj` and asserts a clean failure (contract §7): non-zero
+    """Runs the backend directly on `proj` and asserts a clean failure: non-zero
     exit, exactly one `cudawheel: error:` message, at least one `hint:` line, no traceback, no
     panic, nothing left in the output folder. Returns stderr."""
     out = out or proj.parent / "out"
@@ -217,7 +217,7 @@ def test_error_through_pip_has_no_traceback(backend_python, tmp_path, wheelhouse
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 6: the rest of the catalogue. Most cases fail while reading the configuration or
+# The rest of the catalogue. Most cases fail while reading the configuration or
 # planning, before any compiler runs, so they need only the backend (no CUDA).
 
 # (id, make_project keyword arguments, config settings, extra environment, expected substrings)
@@ -254,8 +254,8 @@ STATIC_CASES = [
     ("archs-integers", dict(pyproject=BASE.format(project_extra="", tool_extra="", ext_extra="", sources='["csrc/*.cu"]')
                             .replace('archs = ["90"]', "archs = [80, 90]")), [], {},
      ["`tool.cudawheel.archs` (from pyproject.toml) must be a list of strings, found array [80, 90]"]),
-    # issue 13: arch spellings (PyTorch's too), per-target archs, TORCH_CUDA_ARCH_LIST
-    # (TORCH_CUDA_ARCH_LIST is read for `bindings = "torch"` targets only, issue 23.)
+    # arch spellings (PyTorch's too), per-target archs, TORCH_CUDA_ARCH_LIST
+    # (TORCH_CUDA_ARCH_LIST is read for `bindings = "torch"` targets only.)
     ("archs-pytorch-typo", {}, [], dict(CUDAARCHS="8.0;8.6+ptx"),
      ['`tool.cudawheel.archs` (from environment variable `CUDAARCHS`): "8.6+ptx" is not a CUDA architecture',
       'PyTorch style ("8.0", "8.6+PTX", "9.0a")']),
@@ -271,7 +271,7 @@ STATIC_CASES = [
      ["`tool.cudawheel.max-wheel-size` (from config setting", 'expected a size such as']),
     ("compress-value", dict(tool_extra='compress = "fast"'), [], {},
      ['`tool.cudawheel.compress`', 'expected one of "size", "balance", "speed", "none"']),
-    # split = "library" (issue 25): what cannot be split into working wheels
+    # split = "library": what cannot be split into working wheels
     ("split-value", {}, ["split=yes"], {},
      ["`tool.cudawheel.split` (from config setting `-C split`)", 'expected one of "none", "library"']),
     ("split-only-cu-sources", dict(tool_extra='split = "library"'), [], {},
@@ -405,7 +405,7 @@ STATIC_CASES = [
     # toolkits
     ("pip-toolkit-for-cuda-11", dict(tool_extra='cuda = 11\ntoolkit = "pip"'), [], {},
      ['`tool.cudawheel.toolkit` = "pip" (from pyproject.toml) cannot build CUDA 11', "hint: install that toolkit"]),
-    # wheel variants (issue 15)
+    # wheel variants
     ("variant-label-uppercase", {}, ["variant=cuda", "variant-label=CU12"], {},
      ['`tool.cudawheel.variant-label` (from config setting `-C variant-label`): the variant label "CU12" must match ^[0-9a-z_.]+$',
       "hint: a label holds only lower-case letters"]),
@@ -439,7 +439,7 @@ STATIC_CASES = [
      ["variant=cuda"], {}, ["the two must name the same namespaces"]),
     ("variant-driver-floor-value", {}, ["variant=cuda", "variant-driver-floor=driver"], {},
      ['`tool.cudawheel.variant-driver-floor` (from config setting `-C variant-driver-floor`) has an invalid value string "driver": expected one of "mvc", "toolkit"']),
-    # manylinux (zig mode, issue 16)
+    # manylinux (zig mode)
     ("manylinux-legacy-name", dict(tool_extra='manylinux = "manylinux2014"'), [], {},
      ['`tool.cudawheel.manylinux` (from pyproject.toml) has an invalid value string "manylinux2014"',
       '(manylinux2014 is "2_17")']),
@@ -459,7 +459,7 @@ STATIC_CASES = [
     ("manylinux-with-torch", dict(tool_extra='manylinux = "2_28"\nbindings = "torch"'), [], {},
      ['`tool.cudawheel.manylinux` and `bindings = "torch"` (tool.cudawheel.bindings) exclude each other',
       "hint: drop `manylinux` for torch extensions"]),
-    # target = "aarch64" (cross-build, issue 26)
+    # target = "aarch64" (cross-build)
     ("target-value", {}, ["target=arm64"], {},
      ['`tool.cudawheel.target` (from config setting `-C target`) has an invalid value string "arm64"', '"aarch64"']),
     ("target-with-torch", dict(tool_extra='bindings = "torch"'), ["target=aarch64"], {},
@@ -564,7 +564,7 @@ def test_broken_nvcc(backend_python, tmp_path):
 
 
 def test_wheel_above_max_wheel_size(backend_python, tmp_path, cu13_home):
-    # Issue 25: the budget is enforced on the finished wheel, which is then removed.
+    # The budget is enforced on the finished wheel, which is then removed.
     proj = make_project(tmp_path)
     err = fails(backend_python, proj, "max-wheel-size=5kB", env=clean_env(CUDA_HOME=cu13_home))
     assert re.search(r"demo_cu13-1\.0-\S+\.whl is [0-9.]+ kB, above `max-wheel-size` \(5\.0 kB\)", err), err
@@ -866,7 +866,7 @@ def test_jax_too_old_for_jax_ffi(wheelhouse, tmp_path):
 
 
 def test_sccache_too_old_for_a_build_cluster(backend_python, cu13_home, tmp_path):
-    """Issue 24's version gate: sccache's configuration names an sccache-dist scheduler, but the
+    """The sccache-dist version gate: sccache's configuration names an sccache-dist scheduler, but the
     sccache in front of the compiles predates nvcc support in sccache-dist (0.9): refused before
     anything compiles, rather than building everything locally without a word. (Only its
     version is asked before the refusal, so a script that answers `--version` stands in for an

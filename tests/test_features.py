@@ -1,4 +1,4 @@
-"""Extension features of issue 2 on a generated project: .cu + .cpp + .c sources from globs,
+"""Extension features on a generated project: .cu + .cpp + .c sources from globs,
 include dirs, defines, per-step flags, entry points, a non-abi3 extension suffix, default archs
 and PTX, SOURCE_DATE_EPOCH timestamps. Built without isolation by the CUDA 13 wheels in a venv."""
 

@@ -1,4 +1,4 @@
-"""Every frontend of contract §1 on one project (examples/saxpy, one arch to keep nvcc quick):
+"""Every frontend (pip, build, uv) on one project (examples/saxpy, one arch to keep nvcc quick):
 `pip wheel`, `pip install`, `pip install -e`, `python -m build` (sdist, then the wheel from that
 sdist), `uv build`, `uv pip install`, with and without build isolation. The wheels pass
 `twine check` and `check-wheel-contents`.
@@ -134,7 +134,7 @@ def test_uv_pip_install_isolated(project, wheelhouse, tmp_path):
     run([uv(), "venv", "-q", venv], env=env)
     py = venv / "bin" / "python"
     # uv checks the static `project.name` (saxpy) against the built metadata's Name
-    # (saxpy-cu13, contract §2 `name-suffix`) and refuses a bare path; naming the distribution
+    # (saxpy-cu13, `name-suffix`) and refuses a bare path; naming the distribution
     # works. Documented in README ("uv pip install").
     proc = run([uv(), "pip", "install", "-q", "--python", py, project], env=env, check=False)
     assert proc.returncode != 0 and "does not match given name `saxpy`" in proc.stderr, proc.stderr

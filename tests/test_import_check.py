@@ -1,4 +1,4 @@
-"""Issue 23: the GPU check runs at `import` with no line of packaging code.
+"""The GPU check runs at `import` with no line of packaging code.
 
 Fresh projects whose `__init__.py` imports the extension directly (no `_cuda_libs` call): the
 C API with `py-limited-api` (the saxpy example), pybind11, nanobind, and an extension whose

@@ -1,4 +1,4 @@
-"""Issue 5 and 6: incremental builds in build-dir, and builds that are interrupted, run at once,
+"""Incremental builds in build-dir, and builds that are interrupted, run at once,
 or run under `make -jN`.
 
 Everything is a real build of a real project with real nvcc (CUDA 13 from NVIDIA's wheels, one

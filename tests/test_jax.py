@@ -1,4 +1,4 @@
-"""Issue 22: `bindings = "jax"`. examples/jax_ffi (XLA FFI handlers: CPU ones in a nanobind
+"""`bindings = "jax"`. examples/jax_ffi (XLA FFI handlers: CPU ones in a nanobind
 module, CUDA ones in a shared library opened with ctypes) built with and without build
 isolation against PyPI's jax/jaxlib (CPU), checked by what the wheel holds (name, tag, NEEDED
 and RPATH of every ELF, Requires-Dist, the XLA FFI headers read from jax's include folder) and

@@ -1,4 +1,4 @@
-"""Issue 4 (part): imports that work where the RPATH cannot reach NVIDIA's wheels, thanks to
+"""Imports that work where the RPATH cannot reach NVIDIA's wheels, thanks to
 the generated `_cuda_libs.preload()`; an ImportError that says what to install or that the
 driver is too old; editable installs; sdists that refuse to escape the project or to build
 another CUDA major."""

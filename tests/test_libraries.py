@@ -1,4 +1,4 @@
-"""Issue 3: every CUDA major, NVIDIA libraries beyond cudart, install layouts.
+"""Every CUDA major, NVIDIA libraries beyond cudart, install layouts.
 
 Real toolchains for CUDA 11.8 / 12.4 (nvcc from Debian's .deb, runtime from NVIDIA's wheels)
 and 13 (NVIDIA's wheels), installed by scripts/env/install-cuda.sh; real pip builds with isolation;

@@ -1,4 +1,4 @@
-"""`manylinux = "2_N"` (issue 16): portable wheels built with zig on this (glibc 2.36, gcc 12)
+"""`manylinux = "2_N"`: portable wheels built with zig on this (glibc 2.36, gcc 12)
 machine. The C-API and the pybind11 examples for 2_17 and 2_28: tag as requested, no glibc symbol
 newer than the target, no libstdc++ at all, only `PyInit_*` exported, and auditwheel's own
 `repair` accepts them for that policy; the default gcc build of the same example is the control

@@ -1,4 +1,4 @@
-"""Issue 24: memory admission under real memory pressure.
+"""Memory admission under real memory pressure.
 
 A container or a CI job with a memory limit runs the build in a memory cgroup: the kernel kills
 a compiler once the cgroup's limit is reached, whatever MemAvailable (the machine's) says. The

@@ -1,4 +1,4 @@
-"""Issue 14: a system CUDA toolkit next to NVIDIA's runtime wheels of another release (the
+"""A system CUDA toolkit next to NVIDIA's runtime wheels of another release (the
 PyTorch / NGC-container case). One header set per build, the toolkit's: the host compiler's
 .cpp and nvcc's .cu see the same CUDA headers (CUDART_VERSION of both is read back from the
 built module), the runtime wheel's partial headers never come first, and Requires-Dist is

@@ -1,4 +1,4 @@
-"""Issue 6: no command goes through a shell. Flags with spaces, quotes, `$`, backquotes and `;`
+"""No command goes through a shell. Flags with spaces, quotes, `$`, backquotes and `;`
 from pyproject.toml, and a host compiler path with the same from the environment, reach the
 compilers as single arguments: the sources compare each define with the exact string written
 in the source (static_assert), nothing gets expanded or executed, and `-C verbose=true` shows
@@ -85,7 +85,7 @@ def test_host_compiler_gets_shell_characters_verbatim(toolkit_python, tmp_path):
     argv = shown_argv(proc.stderr, "csrc/h.cpp")
     assert argv[0] == str(gxx)
     assert f"-DMSG={c_string(msg)}" in argv and '-DEMPTY=""' in argv
-    # Run in the project folder, naming its files relatively (issue 18): its odd name reaches no
+    # Run in the project folder, naming its files relatively: its odd name reaches no
     # compiler at all.
     assert "csrc/h.cpp" in argv and not [a for a in argv[1:] if str(proj) in a], argv
     link = shown_argv(proc.stderr, "-shared")

@@ -1,4 +1,4 @@
-"""Issue 27: a setup.py-shaped torch project ported as a new user would (examples/tiny_conv: a
+"""A setup.py-shaped torch project ported as a new user would (examples/tiny_conv: a
 top-level extension module `tiny_conv_cuda` next to the package `tiny_conv/`, the version in
 `tiny_conv/__init__.py`, `dependencies = ["torch"]`, setup.py's nvcc flags with
 `--ptxas-options=-v`), plus package discovery on a small non-torch project.

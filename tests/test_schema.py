@@ -1,4 +1,4 @@
-"""The JSON schema of `[tool.cudawheel]` (issue 7) as validate-pyproject sees it through
+"""The JSON schema of `[tool.cudawheel]` as validate-pyproject sees it through
 cudawheel's `validate_pyproject.tool_schema` entry point: the examples are valid, mistakes are
 caught, and without cudawheel installed the same mistakes pass (so it is our schema at work).
 That the checked-in schema matches the parser's key table is `cargo test`'s job."""

@@ -1,4 +1,4 @@
-"""sdists (contract §5): what to build and nothing else, PKG-INFO whose Name equals the wheels'
+"""sdists: what to build and nothing else, PKG-INFO whose Name equals the wheels'
 Name, the resolved CUDA major recorded, and a wheel built from the sdist equal to one built
 from the tree."""
 

@@ -1,4 +1,4 @@
-"""Issue 25: wheels within PyPI's limits. `python -m cudawheel size DIR` reports a release
+"""Wheels within PyPI's limits. `python -m cudawheel size DIR` reports a release
 folder (per wheel, per project, what a library split would save); `compress` is a policy whose
 default never raises the wheel's driver floor. (`max-wheel-size` failures: test_errors.py and
 test_wheel_size.py.)"""

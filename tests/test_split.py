@@ -1,4 +1,4 @@
-"""Issue 25: `split = "library"`. The GPU code goes into one Python-independent wheel
+"""`split = "library"`. The GPU code goes into one Python-independent wheel
 `<name>-lib-cu<major>` (py3-none); per-Python binding wheels link it by SONAME through an
 `$ORIGIN` RPATH and require it `==`. Built for three CPythons with and without the split,
 installed into fresh venvs and imported (no GPU here: the import check skips without a driver),

@@ -1,4 +1,4 @@
-"""Toolkit choice and overrides (contract §2): a system toolkit found through CUDA_HOME is used
+"""Toolkit choice and overrides: a system toolkit found through CUDA_HOME is used
 instead of PyPI's; `get_requires_for_build_wheel` asks for NVIDIA's wheels only when needed;
 `-C` beats the environment, which beats pyproject.toml; prepared metadata matches the wheel."""
 

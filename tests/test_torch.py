@@ -1,4 +1,4 @@
-"""Issue 17: `bindings = "torch"`. examples/torch_muladd built with and without build
+"""`bindings = "torch"`. examples/torch_muladd built with and without build
 isolation against PyPI's torch (CUDA 13), checked by what the wheel holds (NEEDED, RPATH,
 Requires-Dist, tag, GPU code from TORCH_CUDA_ARCH_LIST) and by running it in a fresh venv
 (results, `torch.library.opcheck`, the CUDA kernel in torch's dispatcher). Plus the CUDA

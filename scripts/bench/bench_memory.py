@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 24 memory benchmark: does cudawheel's memory-aware admission hold on template-heavy
+"""Memory benchmark: does cudawheel's memory-aware admission hold on template-heavy
 translation units, and what does it cost against a hand-picked `-j`?
 
     python3 scripts/bench/bench_memory.py [--scale 1] [--runs 3] [--jobs 1,2] [--archs "80;90"]

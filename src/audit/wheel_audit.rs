@@ -1,4 +1,4 @@
-//! `python -m cudawheel audit WHEEL`: checks a finished wheel against contract §4, with no
+//! `python -m cudawheel audit WHEEL`: checks a finished wheel against the ELF and metadata rules, with no
 //! knowledge of how it was built. Every ELF's NEEDED must resolve (system allow-list, the
 //! wheel itself, a declared NVIDIA wheel reachable through its RPATH, or a `split = "library"`
 //! library wheel required at `==` whose folder its RPATH reaches); RPATH entries must be

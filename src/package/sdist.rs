@@ -1,4 +1,4 @@
-//! What an sdist holds (contract §5): pyproject.toml with the resolved CUDA major pinned (its
+//! What an sdist holds: pyproject.toml with the resolved CUDA major pinned (its
 //! Name is per major; a variant sdist's is not), PKG-INFO, the targets' sources and the headers
 //! next to them and under their include folders, README and license files, and the Python
 //! packages. And the check that an unpacked sdist builds only the distribution it is named for.
