@@ -6,6 +6,7 @@ plants the fault and shows the check catches it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -144,7 +145,7 @@ def test_control_broken_readme_links_are_found():
 # How the code reads environment variables: the Rust stages read one map of the process
 # environment (`Overrides::env`, handed on as `env`), through `env.get(...)`, `env_path(env, ...)`
 # and `env_list(env, ...)`; the generated import helper and the Python hooks use `os.environ`.
-READ = re.compile(r"\benv::var(?:_os)?\(|\benv\s*\.get\(|\benv_path\(\s*env\s*,|\benv_list\(\s*env\s*,"
+READ = re.compile(r"\benv::var(?:_os)?\(|\benv\s*\.get\(|\.env_set\(|\benv_path\(\s*env\s*,|\benv_list\(\s*env\s*,"
                   r"|os\.environ\.get\(|os\.environ\[|os\.getenv\(|jobserver::Client::from_env\(")
 NAME = re.compile(r'"([A-Z][A-Z0-9_]{2,})"')
 PREFIXED = re.compile(r'"\{\w*\}(_[A-Z][A-Z0-9_]*)"')  # format!("{p}_LIBRARY_PATH"): a library's variables
@@ -153,7 +154,7 @@ WINDOW = 6  # lines around a read whose name is not a literal (a loop over names
 
 def code_only(text, rust):
     if rust:
-        test_module = re.search(r"^#\[cfg\(test\)\]\s*\n\s*mod \w+", text, re.M)
+        test_module = re.search(r"^#\[cfg\(test\)\]\s*\n\s*mod \w+\s*\{", text, re.M)
         if test_module:
             text = text[:test_module.start()]
         text = re.sub(r"^\s*//.*$", "", text, flags=re.M)
@@ -185,19 +186,34 @@ def env_reads(text, rust=True):
 
 
 def top_level_key_variables():
-    """`CUDAWHEEL_<KEY>` of every top-level key (config/tool.rs `env_name`)."""
-    tool = (REPO / "src/config/tool.rs").read_text()
-    assert 'format!("CUDAWHEEL_{}", key.to_ascii_uppercase().replace(\'-\', "_"))' in tool
-    table = tool[tool.index("pub const TOP_KEYS"):]
-    table = table[:table.index("\n];")]
-    keys = re.findall(r'^\s*key\(\s*"([a-z0-9-]+)"', table, re.M)
+    """`CUDAWHEEL_<KEY>` of every top-level key (config/keydef.rs `env_var`), the keys read from
+    the generated JSON schema (`cargo test` keeps it equal to the code's key table)."""
+    keydef = (REPO / "src/config/keydef.rs").read_text()
+    assert "\"CUDAWHEEL_{}\",\n            self.name.to_ascii_uppercase().replace('-', \"_\")" in keydef
+    schema = json.loads((REPO / "python/cudawheel/resources/cudawheel.schema.json").read_text())
+
+    def is_table(spec):
+        return spec.get("type") == "object" or spec.get("items", {}).get("type") == "object"
+
+    keys = [k for k, spec in schema["properties"].items() if not is_table(spec)]
     assert len(keys) > 20, keys
     return {"CUDAWHEEL_" + k.upper().replace("-", "_") for k in keys}
 
 
+def declared_key_variables():
+    """The other variables a key's declaration names (config/keys.rs `env_above` / `env_below`:
+    `CUDAARCHS`, `CUDAHOSTCXX`, `CXX`), which config/layered.rs reads for it."""
+    keys = (REPO / "src/config/keys.rs").read_text()
+    consts = dict(re.findall(r"const ([A-Z][A-Z0-9_]*): &\[&str\] = &\[([^\]]*)\];", keys))
+    lists = re.findall(r"env_(?:above|below):\s*(?:&\[([^\]]*)\]|([A-Z][A-Z0-9_]*))", keys)
+    assert lists, "no env_above/env_below in config/keys.rs: the scan is broken"
+    return {name for items, const in lists for name in NAME.findall(items or consts.get(const, ""))}
+
+
 def variables_read_by_the_code():
-    names = set(top_level_key_variables())
-    for path in [*(REPO / "src").rglob("*.rs"), *(REPO / "python").rglob("*.py")]:
+    names = set(top_level_key_variables()) | declared_key_variables()
+    sources = [*(REPO / "src").rglob("*.rs"), *(REPO / "src").rglob("*.py"), *(REPO / "python").rglob("*.py")]
+    for path in sources:
         names |= env_reads(path.read_text(), rust=path.suffix == ".rs")
     return names
 
