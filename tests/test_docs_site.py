@@ -193,7 +193,7 @@ def top_level_key_variables():
     schema = json.loads((REPO / "python/cudawheel/resources/cudawheel.schema.json").read_text())
 
     def is_table(spec):
-        return spec.get("type") == "object" or spec.get("items", {}).get("type") == "object"
+        return spec.get("type") == "object" or "$ref" in spec.get("items", {})
 
     keys = [k for k, spec in schema["properties"].items() if not is_table(spec)]
     assert len(keys) > 20, keys
