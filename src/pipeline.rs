@@ -85,6 +85,7 @@ pub(crate) fn build(
         Wheels::Whole => Layout::Whole,
         Wheels::Editable => Layout::Editable {
             source: &r.plan.python_source,
+            check_gpu: r.config.tool.check_gpu,
         },
         Wheels::Split { library } => {
             let major = r.toolchain.nvcc.major;

@@ -219,6 +219,37 @@ def test_check_command_for_a_package_and_a_wheel(built, toolkit_python):
     assert nodrv.returncode == 0 and "no NVIDIA driver" in nodrv.stdout, nodrv.stdout + nodrv.stderr
 
 
+def test_an_editable_install_says_what_an_installed_wheel_says(toolkit_python, tmp_path):
+    """`pip install -e`: the extension sits in the source tree, where its `$ORIGIN` RPATH
+    reaches no NVIDIA wheel, so the loader would refuse it (`libcudart.so.13: cannot open shared
+    object file`) before its init ran the check. The editable install's start-up finder runs
+    the helper's `preload()` first: the same sentence as the installed wheel (the first test
+    above), and with the check skipped the libraries preload() loaded let it import."""
+    project = copy_example("saxpy", tmp_path / "src")
+    (project / "saxpy" / "__init__.py").write_text(INIT.format(name="saxpy"))
+    drv = build_driver(tmp_path / "driver")
+    run([toolkit_python, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+         "--config-settings=archs=80-real", "-e", project], env=clean_env())
+    try:
+        def imports(ccs, **extra):
+            env = clean_env(LD_LIBRARY_PATH=drv, FAKE_CUDA_CCS=ccs, FAKE_CUDA_DRIVER="13000",
+                            FAKE_CUDA_NAME="NVIDIA H100 80GB HBM3", **extra)
+            return run([toolkit_python, "-c", "import saxpy; print(saxpy._core.__file__)"], env=env,
+                       cwd=tmp_path, check=False)
+
+        bad = imports("90")
+        assert bad.returncode == 1, bad.stdout
+        first = next(line for line in bad.stderr.splitlines() if line.startswith("ImportError: "))
+        assert first == ("ImportError: saxpy: GPU 0 (NVIDIA H100 80GB HBM3, sm_90) cannot run this package, "
+                         "which carries GPU code for sm_80 only: install a release built for sm_90, or rebuild "
+                         "it from source with -C archs=90."), bad.stderr
+        for good in (imports("86"), imports("90", CUDAWHEEL_SKIP_GPU_CHECK="1")):
+            assert good.returncode == 0, good.stderr
+            assert good.stdout.strip() == str(project / "saxpy" / "_core.abi3.so")
+    finally:  # the venv is shared with other test files
+        run([toolkit_python, "-m", "pip", "uninstall", "-y", "-q", "saxpy-cu13"], env=clean_env())
+
+
 # ---------------------------------------------------------------------------------------------
 # TORCH_CUDA_ARCH_LIST is PyTorch's: a plain project keeps its own archs.
 

@@ -78,3 +78,45 @@ def test_reproducible_wheels_and_sdists(backend_python, toolkit_python, tmp_path
     wheels = [first, wheel(a, tmp_path / "w2"), wheel(b, tmp_path / "w3"),
               wheel(tmp_path / "unpacked/saxpy_cu13-0.1.0", tmp_path / "w4")]
     assert len({w.read_bytes() for w in wheels}) == 1, [w.stat().st_size for w in wheels]
+
+
+def test_conventional_license_files_ship_without_license_files(backend_python, toolkit_python, tmp_path):
+    """Without `project.license-files`, the files at the project root named like PEP 639's
+    conventional patterns (LICEN[CS]E*, COPYING*, NOTICE*, AUTHORS*) go into the wheel's
+    .dist-info/licenses/, METADATA's License-File and the sdist; `license-files = []` ships none."""
+    project = copy_example("saxpy", tmp_path)
+    pyproject = project / "pyproject.toml"
+    written = pyproject.read_text()
+    assert 'license-files = ["LICENSE"]\n' in written
+    pyproject.write_text(written.replace('license-files = ["LICENSE"]\n', ""))
+    (project / "NOTICE").write_text("Third-party notices.\n")
+    (project / "csrc" / "LICENSE.vendored").write_text("not at the root: not shipped\n")
+
+    def build(out):
+        path = Path(run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "archs=80"],
+                        env=clean_env()).stdout.strip())
+        sdist = Path(run([backend_python, "-m", "cudawheel", "sdist", project, "-o", out],
+                         env=clean_env()).stdout.strip())
+        with tarfile.open(sdist) as tar:
+            root = sdist.name.removesuffix(".tar.gz")
+            names = sorted(n.removeprefix(root + "/") for n in tar.getnames())
+            pkg_info = tar.extractfile(f"{root}/PKG-INFO").read().decode()
+        return Wheel(path), names, pkg_info
+
+    wheel, sdist_names, pkg_info = build(tmp_path / "default")
+    assert wheel.field("License-File") == ["LICENSE", "NOTICE"]
+    licenses = sorted(n for n in wheel.names if n.startswith(f"{wheel.dist_info}/licenses/"))
+    assert licenses == [f"{wheel.dist_info}/licenses/LICENSE", f"{wheel.dist_info}/licenses/NOTICE"]
+    assert wheel.read(f"{wheel.dist_info}/licenses/NOTICE") == b"Third-party notices.\n"
+    assert wheel.read(f"{wheel.dist_info}/licenses/LICENSE") == (project / "LICENSE").read_bytes()
+    wheel.check_record()
+    assert "LICENSE" in sdist_names and "NOTICE" in sdist_names
+    assert "License-File: LICENSE\nLicense-File: NOTICE\n" in pkg_info
+
+    # Control: the key present but empty is taken as written.
+    pyproject.write_text(written.replace('license-files = ["LICENSE"]', "license-files = []"))
+    wheel, sdist_names, pkg_info = build(tmp_path / "empty")
+    assert wheel.field("License-File") == []
+    assert not [n for n in wheel.names if "/licenses/" in n]
+    assert "NOTICE" not in sdist_names and "LICENSE" not in sdist_names
+    assert "License-File" not in pkg_info

@@ -84,6 +84,9 @@ pub(crate) struct Job {
     pub(crate) output: PathBuf,
     /// Files it reads, besides those the depfile lists (objects and libraries of a link).
     pub(crate) inputs: Vec<PathBuf>,
+    /// The source a compile step compiles, as cudawheel sees it (`None`: a device link or a
+    /// link); the compilation database lists the steps that have one.
+    pub(crate) source: Option<PathBuf>,
     /// The dependency file the compiler writes (`-MD -MF`, added when it runs): the source and
     /// every header.
     pub(crate) depfile: Option<PathBuf>,
@@ -123,6 +126,7 @@ impl Job {
             launcher: None,
             output,
             inputs: Vec::new(),
+            source: None,
             depfile: None,
             depfile_lazy: false,
             label: "test".into(),
@@ -182,6 +186,19 @@ impl Job {
                 (l.clone(), args)
             }
         }
+    }
+
+    /// The compiler's own words, as `run` starts it behind any launcher: the program, then its
+    /// arguments with `-MD -MF depfile` and `--threads N` (the compilation database's entry).
+    pub(crate) fn compiler_words(&self, threads: Option<usize>) -> Vec<String> {
+        let (program, args) = Job {
+            launcher: None,
+            ..self.clone()
+        }
+        .argv(threads);
+        std::iter::once(program.to_string_lossy().into_owned())
+            .chain(args)
+            .collect()
     }
 
     /// The exact command, shell-quoted, as messages show it.
@@ -387,6 +404,7 @@ pub(crate) fn compile_jobs(
                 },
                 output,
                 inputs: Vec::new(),
+                source: Some(src.path.clone()),
                 // The source and every header it included, for incremental builds.
                 depfile: Some(depfile),
                 depfile_lazy: cuda && nvcc_sccache,
@@ -513,6 +531,7 @@ pub(crate) fn dlink_job(
         launcher: None,
         output,
         inputs,
+        source: None,
         depfile: None,
         depfile_lazy: false,
         label: format!("nvcc -dlink {}", ext.module),

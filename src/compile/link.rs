@@ -178,6 +178,7 @@ pub(crate) fn link_job(
         launcher: None,
         output,
         inputs,
+        source: None,
         depfile: None,
         depfile_lazy: false,
         label: format!("link {}", target.wheel_path),

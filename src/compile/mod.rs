@@ -2,8 +2,10 @@
 //! objects. Compile jobs are exact commands (`job`) with their CUDA include arguments
 //! (`includes`), arranged in one graph (`graph`), named through stable paths (`stable_paths`),
 //! run in one pool of slots (`schedule`), reused when nothing they read changed
-//! (`incremental`), and linked with `$ORIGIN` RPATHs (`link`).
+//! (`incremental`), and linked with `$ORIGIN` RPATHs (`link`); the compiles are listed in
+//! `build-dir/compile_commands.json` for editors (`compile_db`).
 
+mod compile_db;
 pub(crate) mod graph;
 mod includes;
 pub(crate) mod incremental;
@@ -89,6 +91,9 @@ pub(crate) fn run(
     // The launcher's counters before and after, for the summary (sccache: other builds
     // sharing its server at the same time would be counted too).
     let counts_before = tc.launcher.as_ref().and_then(|l| l.before_build(build_dir));
+    let db = compile_db::CompileDb::new(build_dir, &stable);
+    // Before the steps run too: a build that fails still leaves the editor its commands.
+    write_db(&db, &steps, &[]);
     let remote = remote_steps(tc, &steps, plan.jobs);
     let stats = schedule::run(
         &steps,
@@ -104,11 +109,22 @@ pub(crate) fn run(
             remote,
         },
     )?;
+    write_db(&db, &steps, &stats.commands);
     let launcher = match &tc.launcher {
         Some(l) if stats.ran > 0 => l.summary(build_dir, counts_before),
         _ => None,
     };
     Ok(Ran { stats, launcher })
+}
+
+/// Writes the compilation database; one that cannot be written is a warning, not a failure.
+fn write_db(db: &compile_db::CompileDb<'_>, steps: &[Step], ran: &[(usize, Vec<String>)]) {
+    if let Err(e) = db.write(steps, ran) {
+        ui::warn(&format!(
+            "cannot write {} in the build folder: {e}",
+            compile_db::FILE
+        ));
+    }
 }
 
 /// With a reachable sccache-dist cluster: which steps it compiles (those run through sccache,

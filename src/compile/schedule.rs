@@ -107,6 +107,9 @@ pub(crate) struct Stats {
     pub(crate) max_parallel: usize,
     /// Each step that ran: its label and seconds, in the order they finished.
     pub(crate) times: Vec<(String, f64)>,
+    /// Each step that ran: its index and the compiler's words as they ran (`--threads`, the
+    /// depfile when asked for; no launcher), for the compilation database.
+    pub(crate) commands: Vec<(usize, Vec<String>)>,
 }
 
 impl Stats {
@@ -467,8 +470,9 @@ fn worker(
         st.mem_used -= need;
         st.running -= 1;
         match outcome {
-            Ok(Some((secs, peak_kib))) => {
+            Ok(Some((secs, peak_kib, words))) => {
                 st.stats.ran += 1;
+                st.stats.commands.push((index, words));
                 st.shown += 1;
                 let mut detail = if step.detail.is_empty() {
                     String::new()
@@ -506,14 +510,14 @@ fn worker(
 }
 
 /// Runs one step unless its output is up to date (`verdict`, else checked now);
-/// `Some((seconds, peak KiB))` when it ran.
+/// `Some((seconds, peak KiB, the compiler's words))` when it ran.
 fn run_step(
     job: &Job,
     opts: &Options<'_>,
     log: &BuildLog,
     threads: Option<usize>,
     verdict: Option<Freshness>,
-) -> Result<Option<(f64, u64)>, CompileError> {
+) -> Result<Option<(f64, u64, Vec<String>)>, CompileError> {
     match verdict.unwrap_or_else(|| opts.cache.check(job)) {
         Freshness::Fresh => return Ok(None),
         Freshness::Stale { why } if opts.verbose => {
@@ -563,7 +567,7 @@ fn run_step(
             job.label
         ));
     }
-    Ok(Some((secs, peak_kib)))
+    Ok(Some((secs, peak_kib, job.compiler_words(threads))))
 }
 
 #[cfg(test)]

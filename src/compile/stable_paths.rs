@@ -133,6 +133,19 @@ impl StablePaths {
         replace_prefix(&out, &root, ".")
     }
 
+    /// One word of a command that ran: each link (as `apply` names it: absolute for the
+    /// program, relative to the root in arguments) replaced by the folder it points at, so the
+    /// command still runs once the links are gone (the compilation database).
+    pub(crate) fn real_arg(&self, word: &str) -> String {
+        let mut out = word.to_string();
+        for (real, link) in &self.links {
+            let real = real.to_string_lossy();
+            out = replace_prefix(&out, &link.to_string_lossy(), &real);
+            out = replace_prefix(&out, &self.map_arg(&link.to_string_lossy()), &real);
+        }
+        out
+    }
+
     /// Rewrites a job to name the links and to run in the project root. The compiler program
     /// keeps an absolute path; the files the job reads or writes as cudawheel sees them
     /// (`output`, `depfile`) are unchanged, `inputs` go through the links.
@@ -160,6 +173,17 @@ impl StablePaths {
             made.push(link.clone());
         }
         Ok(Links { made })
+    }
+}
+
+#[cfg(test)]
+impl StablePaths {
+    /// Commands run in `root`, with no build-environment folder linked.
+    pub(crate) fn new_for_tests(root: &Path) -> StablePaths {
+        StablePaths {
+            root: root.to_path_buf(),
+            links: Vec::new(),
+        }
     }
 }
 
@@ -227,6 +251,29 @@ mod tests {
                 ),
             ],
         }
+    }
+
+    #[test]
+    fn real_arg_undoes_the_links_and_keeps_the_project_relative() {
+        let p = paths();
+        for real in [
+            "-I/tmp/pip-env-x/site/nvidia/cu13/include",
+            "-I/tmp/pip-env-x/site/pybind11/include",
+            "/tmp/pip-env-x/site/nvidia/cu13/bin/nvcc",
+            "-ffile-prefix-map=/tmp/pip-env-x/site/pybind11/=pybind11/",
+            "-Wl,-rpath,$ORIGIN/../nvidia",
+        ] {
+            assert_eq!(p.real_arg(&p.map_arg(real)), real);
+        }
+        // The program is named through the absolute link.
+        let program = p.map_path(Path::new("/tmp/pip-env-x/site/nvidia/cu13/bin/nvcc"));
+        assert_eq!(
+            p.real_arg(&program.to_string_lossy()),
+            "/tmp/pip-env-x/site/nvidia/cu13/bin/nvcc"
+        );
+        // The project's own files stay relative to the root the command runs in.
+        assert_eq!(p.real_arg("csrc/k.cu"), "csrc/k.cu");
+        assert_eq!(p.real_arg("-Icsrc"), "-Icsrc");
     }
 
     #[test]

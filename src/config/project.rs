@@ -108,7 +108,8 @@ pub(crate) struct Project {
     pub(crate) readme: Option<Readme>,
     pub(crate) requires_python: Option<VersionSpecifiers>,
     pub(crate) license: Option<License>,
-    /// Relative to the project root, sorted.
+    /// Relative to the project root, sorted: `license-files`' matches, or without that key the
+    /// files at the root that PEP 639's conventional patterns match.
     pub(crate) license_files: Vec<PathBuf>,
     pub(crate) authors: Vec<Person>,
     pub(crate) maintainers: Vec<Person>,
@@ -184,7 +185,7 @@ impl RawProject {
             .transpose()?;
         let license = self.license.map(|l| license_of(l, root)).transpose()?;
         let license_files = match self.license_files {
-            None => Vec::new(),
+            None => conventional_license_files(root),
             Some(globs) => expand_license_globs(root, &globs)?,
         };
         let dependencies = parse_requirements(
@@ -462,6 +463,37 @@ fn read_readme(root: &Path, raw: RawReadme) -> Result<Readme, ConfigError> {
     })
 }
 
+/// PEP 639's conventional license file names, used when `project.license-files` is absent.
+const CONVENTIONAL_LICENSE_GLOBS: [&str; 4] = ["LICEN[CS]E*", "COPYING*", "NOTICE*", "AUTHORS*"];
+
+/// Without `project.license-files`: the regular files directly in the project root whose names
+/// match a conventional pattern, sorted. Never an error (nothing was asked for): a name that is
+/// a folder, a link leading outside the project or to nothing, or an unreadable file is skipped.
+fn conventional_license_files(root: &Path) -> Vec<PathBuf> {
+    let patterns: Vec<glob::Pattern> = CONVENTIONAL_LICENSE_GLOBS
+        .iter()
+        .filter_map(|p| glob::Pattern::new(p).ok())
+        .collect();
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| patterns.iter().any(|p| p.matches(name)))
+        .filter(|name| {
+            let path = root.join(name);
+            std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+                && std::fs::canonicalize(&path).is_ok_and(|real| real.starts_with(&real_root))
+                && std::fs::File::open(&path).is_ok()
+        })
+        .map(PathBuf::from)
+        .collect();
+    files.sort();
+    files
+}
+
 fn expand_license_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, ConfigError> {
     let mut files = Vec::new();
     for pattern in globs {
@@ -483,6 +515,60 @@ fn expand_license_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn license_files_of(root: &Path, extra: &str) -> Vec<PathBuf> {
+        let text = format!("name = \"demo\"\nversion = \"1\"\n{extra}");
+        let raw: RawProject = toml::from_str(&text).unwrap();
+        raw.validate(root, None).unwrap().license_files
+    }
+
+    #[test]
+    fn conventional_license_files_without_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for name in [
+            "LICENSE",
+            "LICENCE.md",
+            "COPYING",
+            "NOTICE.txt",
+            "AUTHORS.rst",
+            "README.md",
+        ] {
+            std::fs::write(root.join(name), "text\n").unwrap();
+        }
+        // Not shipped: a folder that matches, a file below the root, a lower-case name, a link
+        // leading outside the project.
+        std::fs::create_dir_all(root.join("LICENSES")).unwrap();
+        std::fs::write(root.join("LICENSES/MIT.txt"), "MIT\n").unwrap();
+        std::fs::write(root.join("license-lower"), "x\n").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("LICENSE"), "x\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("LICENSE"), root.join("COPYING.outside"))
+            .unwrap();
+        let names: Vec<String> = license_files_of(root, "")
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "AUTHORS.rst",
+                "COPYING",
+                "LICENCE.md",
+                "LICENSE",
+                "NOTICE.txt"
+            ]
+        );
+        // Control: the key set, even empty, is taken as written.
+        assert!(license_files_of(root, "license-files = []\n").is_empty());
+        assert_eq!(
+            license_files_of(root, "license-files = [\"LICENSES/*\"]\n"),
+            [PathBuf::from("LICENSES/MIT.txt")]
+        );
+        // No conventional file: nothing, and no error.
+        let bare = tempfile::tempdir().unwrap();
+        assert!(license_files_of(bare.path(), "").is_empty());
+    }
 
     #[test]
     fn names_pep508_rs_would_panic_on_are_errors() {

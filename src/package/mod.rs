@@ -1,10 +1,12 @@
 //! Stage 8, package: what goes into a wheel or sdist and how it is written. `metadata` renders
 //! Core Metadata and WHEEL; `import_helper` generates `<package>/_cuda_libs.py`; `variants`
 //! makes wheel variants (PEP 825); `wheels` describes the wheels a build writes (whole,
-//! editable, split library + bindings); `wheel` and `sdist` say what each archive holds; `archive`
+//! editable, split library + bindings; `editable` the editable wheel's `.pth` and start-up
+//! finder); `wheel` and `sdist` say what each archive holds; `archive`
 //! writes deterministic, atomic zip/tar.gz files.
 
 pub(crate) mod archive;
+mod editable;
 mod import_helper;
 pub(crate) mod metadata;
 pub(crate) mod sdist;

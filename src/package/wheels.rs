@@ -37,8 +37,10 @@ pub(crate) struct Build<'a> {
 pub(crate) enum Layout<'a> {
     /// One wheel with everything.
     Whole,
-    /// PEP 660: a `.pth` adding `source` (where the build placed the files) to `sys.path`.
-    Editable { source: &'a Path },
+    /// PEP 660: a `.pth` adding `source` (where the build placed the files) to `sys.path`;
+    /// with `check_gpu`, the start-up module that runs the GPU check before an extension loads
+    /// (`editable`).
+    Editable { source: &'a Path, check_gpu: bool },
     /// `split = "library"`.
     Split(SplitLibrary<'a>),
 }
@@ -125,10 +127,10 @@ pub(crate) fn describe(
                 previous: Some(last),
             }]
         }
-        Layout::Editable { source } => {
+        Layout::Editable { source, check_gpu } => {
             let mut files = Files::default();
-            let pth = format!("__editable__.{}.pth", build.dist.name.file_stem());
-            files.add_bytes(&pth, format!("{}\n", source.display()), false);
+            let stem = build.dist.name.file_stem();
+            super::editable::add_files(&mut files, &stem, source, build.targets, *check_gpu);
             vec![WheelSpec {
                 files,
                 dist: Dist::of(&build.dist),
