@@ -202,6 +202,8 @@ for label in ("first import (the driver and NVML asked)", "second import (the an
     print("case b (sm_80 SASS only), %s: exit %d\n  %s" % (label, p.returncode, line))
     if p.returncode == 0 or not sentence.match(line):
         failures.append("case b, %s: expected the ImportError naming the GPU" % label)
+    print("  the check's cache file after it: %s" % (
+        "written" if os.path.isfile(os.path.join(bcache, "cudawheel", "gpu-check-1")) else "none (see NOTE above)"))
 _, p = run(PY_B, IMPORT + "\nprint('imported')", env(XDG_CACHE_HOME=bcache, CUDAWHEEL_SKIP_GPU_CHECK="1"), check=False)
 print("case b with CUDAWHEEL_SKIP_GPU_CHECK=1: exit %d %s" % (p.returncode, p.stdout.strip()))
 if p.returncode:
