@@ -269,3 +269,141 @@ def test_torch_arch_list_leaves_a_plain_project_alone(toolkit_python, cu13_home,
     # ...and what the wheel would record and run at import.
     assert "  needs a driver for CUDA 13.0+: built with CUDA 13." in out, out
     assert "  GPU check at import: saxpy._core (CUDAWHEEL_SKIP_GPU_CHECK=1 skips it at run time)" in out, out
+
+
+# ---------------------------------------------------------------------------------------------
+# What the driver and NVML answered is cached, keyed by what the kernel shows of the machine.
+
+# The helper loaded first with its /proc pointed at a stand-in folder, then the package imported
+# (its extension's init finds the helper already in sys.modules); `fresh` then asks afresh, as
+# `python -m cudawheel check` does.
+CACHED = """
+import importlib.util, os, sys
+folder = importlib.util.find_spec("saxpy").submodule_search_locations[0]
+spec = importlib.util.spec_from_file_location("saxpy._cuda_libs", os.path.join(folder, "_cuda_libs.py"))
+helper = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = helper
+spec.loader.exec_module(helper)
+helper._PROC = {proc!r}
+import saxpy
+if {fresh!r}:
+    helper._verdicts = None
+print("imported", ["%s %s %s" % (v.name, v.sm, v.verdict) for v in helper.gpu_verdicts()])
+"""
+
+INFORMATION = "Model: \t\t {model}\nIRQ: \t\t 42\nGPU UUID: \t {uuid}\nBus Location: \t 0000:1b:00.0\n"
+
+
+def fake_proc(root: Path, *, nvidia: bool = True) -> Path:
+    """A stand-in /proc: the boot id, the NVIDIA kernel module's version and one GPU's
+    information, the process's cgroups (nvidia=False: no NVIDIA driver shown)."""
+    (root / "sys/kernel/random").mkdir(parents=True)
+    (root / "sys/kernel/random/boot_id").write_text("6f1c0d2e-0000-4000-8000-000000000001\n")
+    (root / "self").mkdir()
+    (root / "self/cgroup").write_text("0::/user.slice/user-1000.slice/session-1.scope\n")
+    if nvidia:
+        (root / "driver/nvidia/gpus/0000:1b:00.0").mkdir(parents=True)
+        (root / "driver/nvidia/version").write_text(
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  Sun Jul 27 06:54:38 UTC 2025\n"
+            "GCC version:  gcc version 12.2.0\n")
+        (root / "driver/nvidia/gpus/0000:1b:00.0/information").write_text(
+            INFORMATION.format(model="NVIDIA H100 80GB HBM3", uuid="GPU-0a0b0000-1111-2222-3333-444444444444"))
+    return root
+
+
+class Machine:
+    """Imports saxpy (archs 80-real) against the stand-in driver and a stand-in /proc, counting
+    what libcuda is asked (each check that is not answered from the cache asks it once)."""
+
+    def __init__(self, built, toolkit_python, tmp_path, proc):
+        self.built, self.python, self.proc = built, toolkit_python, proc
+        self.cache, self.log, self.init_log = tmp_path / "cache", tmp_path / "calls.log", tmp_path / "cuinit.log"
+        self.ld_path = str(built[1])
+
+    def run(self, ccs, version=13000, fresh=False, **extra):
+        env = dict(LD_LIBRARY_PATH=self.ld_path, FAKE_CUDA_CCS=ccs, FAKE_CUDA_DRIVER=str(version),
+                   FAKE_CUDA_NAME="NVIDIA H100 80GB HBM3", XDG_CACHE_HOME=self.cache,
+                   FAKE_CUDA_CALL_LOG=self.log, FAKE_CUDA_INIT_LOG=self.init_log)
+        env.update(extra)
+        rc, out = py_import(self.python, self.built, "capi", CACHED.format(proc=str(self.proc), fresh=fresh),
+                            driver=False, **env)
+        return out.strip() if rc == 0 else out.splitlines()[0]
+
+    def asked(self):
+        return len(self.log.read_text().splitlines()) if self.log.exists() else 0
+
+
+SASS_86 = "imported ['NVIDIA H100 80GB HBM3 sm_86 sass']"
+NO_CODE_90 = "ImportError: saxpy: GPU 0 (NVIDIA H100 80GB HBM3, sm_90) cannot run this package"
+
+
+def test_the_answers_are_cached_until_the_machine_changes(built, toolkit_python, tmp_path):
+    proc = fake_proc(tmp_path / "proc")
+    m = Machine(built, toolkit_python, tmp_path, proc)
+    # First import: libcuda and NVML are asked (sm_86 runs the sm_80 SASS) and the answers kept.
+    assert m.run("86") == SASS_86 and m.asked() == 1
+    assert (m.cache / "cudawheel/gpu-check-1").is_file()
+    # The same machine: nothing is asked (the stand-in NVML would now say sm_90; the stand-in
+    # driver CUDA 12.8): the verdict is the cached one.
+    assert m.run("90") == SASS_86 and m.run("86", version=12080) == SASS_86 and m.asked() == 1
+    # Another GPU in that slot (its model and UUID in /proc): asked again, and the sm_90 verdict
+    # fires, from the cache too on the next import.
+    info = proc / "driver/nvidia/gpus/0000:1b:00.0/information"
+    info.write_text(INFORMATION.format(model="NVIDIA H100 PCIe", uuid="GPU-9f000000-1111-2222-3333-444444444444"))
+    assert m.run("90").startswith(NO_CODE_90) and m.asked() == 2
+    assert m.run("90").startswith(NO_CODE_90) and m.asked() == 2
+    # What the key leaves out: a line that may change while a GPU is in use (IRQ) asks nothing;
+    # a UUID the driver shows as not read yet (`GPU-????...`) is one more state, asked once.
+    info.write_text(info.read_text().replace("42", "77"))
+    assert m.run("90").startswith(NO_CODE_90) and m.asked() == 2
+    unread = info.read_text()
+    info.write_text(INFORMATION.format(model="NVIDIA H100 PCIe", uuid="GPU-????????-????-????-????-????????????"))
+    assert m.run("90").startswith(NO_CODE_90) and m.run("90").startswith(NO_CODE_90) and m.asked() == 3
+    info.write_text(unread)
+    assert m.run("90").startswith(NO_CODE_90) and m.asked() == 3
+    # Each thing the answers depend on asks again when it changes: the kernel module (a driver
+    # upgrade: the floor check reads the new driver's CUDA version) ...
+    version = proc / "driver/nvidia/version"
+    version.write_text(version.read_text().replace("580.65.06", "570.10.01"))
+    assert m.run("86", version=12080).startswith("ImportError: saxpy: the installed NVIDIA driver supports CUDA 12.8")
+    assert m.asked() == 4
+    # ... the boot, the cgroups (another job's share of the GPUs), the loader's path.
+    (proc / "sys/kernel/random/boot_id").write_text("6f1c0d2e-0000-4000-8000-000000000002\n")
+    assert m.run("86") == SASS_86 and m.asked() == 5
+    (proc / "self/cgroup").write_text("0::/slurm/uid_1000/job_42/step_0\n")
+    assert m.run("86") == SASS_86 and m.asked() == 6
+    m.ld_path += ":" + str(tmp_path)
+    assert m.run("86") == SASS_86 and m.asked() == 7
+    # Every state seen is kept: going back to an earlier one asks nothing.
+    m.ld_path = str(built[1])
+    assert m.run("90") == SASS_86 and m.asked() == 7
+    # CUDA_VISIBLE_DEVICES is applied to the cached list at each import.
+    assert m.run("90", CUDA_VISIBLE_DEVICES="-1") == "imported []" and m.asked() == 7
+    # No import initialised CUDA.
+    assert not m.init_log.exists()
+
+
+def test_check_asks_afresh_and_updates_the_cache(built, toolkit_python, tmp_path):
+    m = Machine(built, toolkit_python, tmp_path, fake_proc(tmp_path / "proc"))
+    assert m.run("86") == SASS_86 and m.run("90") == SASS_86 and m.asked() == 1
+    # gpu_verdicts() before any import's answer (as `python -m cudawheel check`) asks the driver
+    # and NVML, and keeps what they say: the next import has the sm_90 verdict.
+    # (the import itself is answered from the cache: one question, gpu_verdicts()'s)
+    assert m.run("90", fresh=True) == "imported ['NVIDIA H100 80GB HBM3 sm_90 no-code']" and m.asked() == 2
+    assert m.run("90").startswith(NO_CODE_90) and m.asked() == 2
+
+
+def test_without_the_kernel_s_view_or_a_writable_cache_every_import_asks(built, toolkit_python, tmp_path):
+    # No /proc/driver/nvidia (another OS, a driver the kernel does not show): nothing cached.
+    m = Machine(built, toolkit_python, tmp_path, fake_proc(tmp_path / "proc", nvidia=False))
+    assert m.run("86") == SASS_86 and m.run("90").startswith(NO_CODE_90) and m.asked() == 2
+    assert not m.cache.exists()
+    # A cache folder that cannot be written: the same, with no error.
+    m = Machine(built, toolkit_python, tmp_path / "b", fake_proc(tmp_path / "b/proc"))
+    m.cache.write_text("a file, not a folder")
+    assert m.run("86") == SASS_86 and m.run("90").startswith(NO_CODE_90) and m.asked() == 2
+    # A cache file of another format, or damaged, is ignored and rewritten.
+    m = Machine(built, toolkit_python, tmp_path / "c", fake_proc(tmp_path / "c/proc"))
+    (m.cache / "cudawheel").mkdir(parents=True)
+    (m.cache / "cudawheel/gpu-check-1").write_bytes(b"\xff\xfe garbage\n\nkey x\ndriver y\n")
+    assert m.run("86") == SASS_86 and m.run("90") == SASS_86 and m.asked() == 1

@@ -10,9 +10,13 @@ installs). The work is done once per process; calling ``preload()`` yourself fir
 
 The GPUs are found through NVML (``libnvidia-ml.so.1``), honouring ``CUDA_VISIBLE_DEVICES``;
 CUDA itself is never initialised, so the process may still ``fork()``. Without a driver or NVML
-nothing is checked and the import goes on. ``gpu_verdicts()`` returns what the check found per
-device (``python -m cudawheel check PACKAGE`` prints it). ``CUDAWHEEL_SKIP_GPU_CHECK=1`` skips
-the driver and GPU checks.
+nothing is checked and the import goes on. What the driver and NVML answered is kept in a small
+file (``$XDG_CACHE_HOME/cudawheel/gpu-check-1``, else ``~/.cache/...``) keyed by what it depends
+on as the kernel shows it without loading a library (the boot, the NVIDIA kernel module's
+version, each GPU it drives, the process's cgroups, what decides which ``libcuda.so.1`` loads):
+only the first import on a machine as it stands pays for loading NVML. ``gpu_verdicts()``
+returns what the check found per device (``python -m cudawheel check PACKAGE`` prints it, asking
+the driver and NVML afresh). ``CUDAWHEEL_SKIP_GPU_CHECK=1`` skips the driver and GPU checks.
 """
 
 # @IMPORT_FIRST@
@@ -154,21 +158,21 @@ def _visible(gpus):
     return out
 
 
-def _devices():
-    """[(CUDA's index, name, (major, minor))] of the GPUs CUDA would use, through NVML
-    (libnvidia-ml.so.1), which never initialises CUDA: a process may still fork after the
-    check. [] without NVML, when it fails, or when CUDA_VISIBLE_DEVICES cannot be mapped."""
+def _nvml_gpus():
+    """[(name, (major, minor), uuid)] of every GPU NVML lists, in its (PCI bus) order, through
+    libnvidia-ml.so.1, which never initialises CUDA: a process may still fork after the check.
+    None without NVML, or when it fails on any GPU (CUDA's numbering is then unknown)."""
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
         init, shutdown = nvml.nvmlInit_v2, nvml.nvmlShutdown
     except (OSError, AttributeError):
-        return []
+        return None
     if init() != 0:
-        return []
+        return None
     try:
         count = ctypes.c_uint(0)
         if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
-            return []
+            return None
         gpus = []
         for i in range(count.value):
             handle, major, minor = ctypes.c_void_p(), ctypes.c_int(0), ctypes.c_int(0)
@@ -176,17 +180,141 @@ def _devices():
             if (nvml.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(i), ctypes.byref(handle)) != 0
                     or nvml.nvmlDeviceGetCudaComputeCapability(handle, ctypes.byref(major), ctypes.byref(minor)) != 0
                     or nvml.nvmlDeviceGetUUID(handle, uuid, ctypes.c_uint(len(uuid))) != 0):
-                return []  # a GPU NVML cannot read: CUDA's numbering is unknown, check nothing
+                return None
             if nvml.nvmlDeviceGetName(handle, name, ctypes.c_uint(len(name))) != 0:
                 name.value = b"GPU"
-            gpus.append((name.value.decode("utf-8", "replace"), (major.value, minor.value),
-                         uuid.value.decode("ascii", "replace")))
-        visible = _visible(gpus) or []
-        return [(n, gpus[i][0], gpus[i][1]) for n, i in enumerate(visible)]
+            gpus.append((name.value.decode("utf-8", "replace").replace("\n", " "),
+                         (major.value, minor.value), uuid.value.decode("ascii", "replace")))
+        return gpus
     except AttributeError:
-        return []
+        return None
     finally:
         shutdown()
+
+
+#: Where the kernel's view of the machine is read (tests point it at a stand-in folder).
+_PROC = "/proc"
+#: The first line of the cache file; another number is another format, ignored.
+_CACHE_FORMAT = "cudawheel GPU check cache 1"
+#: How many machine states the cache file keeps (login sessions and jobs differ in cgroups).
+_CACHE_ENTRIES = 16
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _identity():
+    """What the driver's and NVML's answers depend on, read without loading any library, as one
+    line: the boot, the NVIDIA kernel module's version, each GPU it drives (bus, model, UUID),
+    the process's cgroups (a scheduler's share of the GPUs), and what decides which libcuda.so.1
+    the loader finds. None where the kernel does not show the NVIDIA driver (no driver loaded,
+    another OS): then nothing is cached."""
+    try:
+        parts = [_read(_PROC + "/sys/kernel/random/boot_id").strip(),
+                 _read(_PROC + "/driver/nvidia/version").split(b"\n", 1)[0]]
+        folder = _PROC + "/driver/nvidia/gpus/"
+        for bus in sorted(os.listdir(folder)):
+            info = _read(folder + bus + "/information").split(b"\n")
+            # Only what names the GPU: other lines (IRQ, a UUID not yet read: `GPU-????...`)
+            # may change while the GPU is initialised by someone else.
+            parts.append(bus.encode() + b" " + b" ".join(
+                line.split(b":", 1)[1].strip() for line in info
+                if line.startswith((b"Model:", b"GPU UUID:")) and b"?" not in line))
+    except (OSError, IndexError):
+        return None
+    try:
+        parts.append(_read(_PROC + "/self/cgroup"))
+    except OSError:
+        parts.append(b"-")
+    try:
+        st = os.stat("/etc/ld.so.cache")
+        parts.append(b"%d %d %d" % (st.st_ino, st.st_size, st.st_mtime_ns))
+    except OSError:
+        parts.append(b"-")
+    parts += [os.environ.get("LD_LIBRARY_PATH", "-").encode(), os.environ.get("LD_PRELOAD", "-").encode()]
+    return "key " + repr(tuple(parts))
+
+
+def _cache_path():
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not base.startswith("/"):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "cudawheel", "gpu-check-1") if base.startswith("/") else None
+
+
+def _cache_entries(path):
+    """{key line: the lines after it} of the cache file, newest first ({} when unreadable)."""
+    try:
+        blocks = _read(path).decode("utf-8").split("\n\n")
+    except (OSError, UnicodeError):
+        return {}
+    if blocks[0] != _CACHE_FORMAT:
+        return {}
+    out = {}
+    for block in blocks[1:]:
+        key, _, rest = block.partition("\n")
+        out.setdefault(key, rest)
+    return out
+
+
+def _cached(key):
+    """(driver, gpus) as _probe() found them on this machine as it stands, or None."""
+    path = _cache_path()
+    rest = _cache_entries(path).get(key) if path else None
+    if rest is None:
+        return None
+    try:
+        lines = rest.split("\n")
+        driver = int(lines[0].split(" ", 1)[1]) if lines[0].startswith("driver ") else None
+        gpus = []
+        for line in lines[1:]:
+            _, major, minor, uuid, name = line.split(" ", 4)
+            gpus.append((name, (int(major), int(minor)), uuid))
+    except ValueError:
+        return None
+    return (driver, gpus) if driver is not None else None
+
+
+def _remember(key, driver, gpus):
+    """Puts (driver, gpus) first in the cache file under `key` (written whole, then renamed
+    over the old file; a cache that cannot be written is no error)."""
+    path = _cache_path()
+    if not path:
+        return
+    entries = _cache_entries(path)
+    entries.pop(key, None)
+    block = "\n".join([key, "driver %d" % driver]
+                      + ["gpu %d %d %s %s" % (cc[0], cc[1], uuid, name) for name, cc, uuid in gpus])
+    blocks = [block] + [k + "\n" + rest for k, rest in entries.items()][:_CACHE_ENTRIES - 1]
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("\n\n".join([_CACHE_FORMAT] + blocks))
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _probe(fresh=False):
+    """(driver, gpus): the CUDA version the driver supports (None without a driver) and
+    _nvml_gpus() (None without a driver or when NVML cannot tell). From the cache when the
+    machine is as it was when they were asked (unless `fresh`); asked and cached otherwise."""
+    key = _identity()
+    if key is not None and not fresh:
+        known = _cached(key)
+        if known is not None:
+            return known
+    driver = driver_version()
+    gpus = _nvml_gpus() if driver is not None else None
+    if key is not None and driver is not None and gpus is not None:
+        _remember(key, driver, gpus)
+    return driver, gpus
 
 
 def _split(arch):
@@ -247,20 +375,28 @@ def _verdict(index, name, cc, driver):
     return GpuVerdict(index, name, sm, worst, message)
 
 
-def gpu_verdicts(_driver=None):
+def _verdicts_for(driver, gpus):
+    """One GpuVerdict per GPU of `gpus` (NVML's list) that CUDA would use, numbered as CUDA
+    numbers them ([] without a driver, GPU code, or when CUDA_VISIBLE_DEVICES cannot be mapped)."""
+    if driver is None or not gpus or not GPU_CODE:
+        return []
+    return [_verdict(n, gpus[i][0], gpus[i][1], driver) for n, i in enumerate(_visible(gpus) or [])]
+
+
+def gpu_verdicts():
     """One GpuVerdict per GPU CUDA would use, indexed as CUDA numbers them ([] without a
-    driver, NVML, a GPU, or GPU code). Never initialises CUDA."""
+    driver, NVML, a GPU, or GPU code): what the import found, else the driver and NVML asked
+    afresh. Never initialises CUDA."""
     global _verdicts
     with _lock:
         if _verdicts is None:
-            driver = (_driver or driver_version()) if GPU_CODE else None
-            devices = _devices() if driver is not None else []
-            _verdicts = [_verdict(i, name, cc, driver) for i, name, cc in devices]
+            _verdicts = _verdicts_for(*_probe(fresh=True)) if GPU_CODE else []
         return list(_verdicts)
 
 
-def _check_gpus(driver):
-    verdicts = gpu_verdicts(driver)
+def _check_gpus(driver, gpus):
+    global _verdicts
+    verdicts = _verdicts = _verdicts_for(driver, gpus)
     bad = [v for v in verdicts if v.verdict in ("no-code", "ptx-driver-too-old")]
     if bad and len(bad) == len(verdicts):
         raise ImportError(bad[0].message)
@@ -288,12 +424,12 @@ def preload():
         if _loaded:
             return
         if not _skipped():
-            driver = driver_version()
+            driver, gpus = _probe()
             if driver is not None:
                 problem = driver_problem(driver)
                 if problem:
                     raise ImportError(problem)
-                _check_gpus(driver)
+                _check_gpus(driver, gpus)
         handles = []
         for soname, folder, requirement in LIBRARIES:
             path = _find(soname, folder)

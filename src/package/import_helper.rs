@@ -2,9 +2,12 @@
 //!
 //! `preload()` checks the CUDA driver (through libcuda's `cuDriverGetVersion`, when a driver is
 //! installed) and the GPUs CUDA would use (through NVML, never `cuInit`: importing a package must
-//! not initialise CUDA, which would break `fork()`), and loads each NVIDIA library the package's extensions need from the first
-//! `sys.path` entry that holds it, so imports work where the `$ORIGIN` RPATH cannot reach
-//! (platlib/purelib split, `pip install --target`, user site, editable installs). A library
+//! not initialise CUDA, which would break `fork()`), keeping what they answered in a small file
+//! keyed by what `/proc` shows of the machine, so only the first import on a machine as it stands
+//! loads NVML (docs/explanations/architectures.md). It loads each NVIDIA library the package's
+//! extensions need from the first `sys.path` entry that holds it, so imports work where the
+//! `$ORIGIN` RPATH cannot reach (platlib/purelib split, `pip install --target`, user site,
+//! editable installs). A library
 //! found nowhere raises an ImportError that names it and the wheel to install (or, with
 //! `cuda-deps = "extra"`, the package's extra). `load(name)` preloads, then opens one of the
 //! package's shared-library targets with ctypes.
