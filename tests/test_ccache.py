@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from conftest import Wheel, clean_env, copy_example, run
+from test_dist import same_wheel, small_bench_project
 
 ARCH = "80"
 
@@ -142,3 +143,26 @@ def test_isolated_builds_share_ccache_hits_through_redis_and_rebuild_nothing(whe
     wheel, log = isolated_wheel(project, tmp_path / "again", env)
     assert "(0 steps ran, 4 up to date)" in log, log
     assert wheel.read_bytes() == wheels[0].read_bytes()
+
+
+def test_a_hit_from_another_folder_gives_the_local_wheel(backend_python, cu13_home, tmp_path):
+    """The benchmark's project (8 `.cu` files, SASS for 80 and 90, PTX for 90) built by nvcc
+    alone, then through ccache in one folder (all misses) and from a copy in another folder (all
+    hits, the objects made in the first): one wheel, byte for byte."""
+    ccache = ccache_binary()
+    wheels = []
+    for folder, launcher in (("plain", None), ("first", ccache), ("other/place", ccache)):
+        env = clean_env(CUDA_HOME=cu13_home, CCACHE_DIR=tmp_path / "ccache", SOURCE_DATE_EPOCH="1700000000",
+                        CUDAWHEEL_JOBS="2")
+        if launcher:
+            env["CUDAWHEEL_COMPILER_LAUNCHER"] = str(launcher)
+        project = small_bench_project(tmp_path / folder / "cwbench", default_archs=False)
+        proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist-{len(wheels)}",
+                    "-C", "verbose=true"], env=env)
+        wheels.append((Path(proc.stdout.strip().splitlines()[-1]), proc.stderr))
+    (plain, plain_log), (first, first_log), (hit, hit_log) = wheels
+    assert "ccache" not in plain_log.split("[1/", 1)[1] and "arch=compute_90,code=compute_90" in plain_log
+    assert summary(first_log)[:3] == (0, 0, 10), first_log  # 8 .cu, module.c, the import check
+    assert summary(hit_log)[:3] == (10, 0, 0), hit_log
+    same_wheel(plain, first, "a ccache miss against a build without ccache")
+    same_wheel(plain, hit, "a ccache hit from another folder against a build without ccache")

@@ -48,27 +48,34 @@ def cluster(tmp_path):
         run(["bash", CLUSTER, "stop", folder], check=False)
 
 
-def small_bench_project(dest: Path) -> Path:
-    """The benchmark's project, a few instantiations per file, default archs."""
+def small_bench_project(dest: Path, default_archs: bool = True) -> Path:
+    """The benchmark's project, a few instantiations per file: default archs, or the benchmark's
+    own (SASS for 80 and 90, PTX for 90)."""
     weights = bench.WEIGHTS
     bench.WEIGHTS = [2, 1, 1, 2, 1, 1, 1, 1]
     try:
         bench.make_project(dest, "cudawheel")
     finally:
         bench.WEIGHTS = weights
-    text = (dest / "pyproject.toml").read_text().replace('archs = ["80", "90"]\n', "")
-    (dest / "pyproject.toml").write_text(text)
+    if default_archs:
+        text = (dest / "pyproject.toml").read_text().replace('archs = ["80", "90"]\n', "")
+        (dest / "pyproject.toml").write_text(text)
     return dest
 
 
-def build(backend_python, tmp_path, cu13_home, conf: Path, tag: str):
-    """One clean build of a fresh copy of the project at the same path (as CI checkouts are),
-    through a new sccache server with an empty cache: returns (stderr, wheel, sccache's stats)."""
-    env = clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=conf, SCCACHE_DIR=tmp_path / f"cache-{tag}",
+def build(backend_python, tmp_path, cu13_home, conf: Path, tag: str, *, folder: str = "checkout",
+          cache: str | None = None, launcher: bool = True, default_archs: bool = True):
+    """One clean build of a fresh copy of the project in `folder` (the same path each time, as CI
+    checkouts are, unless told otherwise), through a new sccache server with the cache
+    `cache-<cache or tag>` (empty unless an earlier build filled it), or without any launcher:
+    returns (stderr, wheel, sccache's stats)."""
+    env = clean_env(CUDA_HOME=cu13_home, SCCACHE_CONF=conf, SCCACHE_DIR=tmp_path / f"cache-{cache or tag}",
                     SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
-                    CUDAWHEEL_COMPILER_LAUNCHER=sccache(), SOURCE_DATE_EPOCH="1700000000",
-                    CUDAWHEEL_JOBS="2", SCCACHE_ERROR_LOG=tmp_path / f"sccache-{tag}.log", SCCACHE_LOG="warn")
-    project = small_bench_project(tmp_path / "checkout")
+                    SOURCE_DATE_EPOCH="1700000000", CUDAWHEEL_JOBS="2",
+                    SCCACHE_ERROR_LOG=tmp_path / f"sccache-{tag}.log", SCCACHE_LOG="warn")
+    if launcher:
+        env["CUDAWHEEL_COMPILER_LAUNCHER"] = str(sccache())
+    project = small_bench_project(tmp_path / folder, default_archs)
     try:
         proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist-{tag}",
                     "-C", "verbose=true"], env=env)
@@ -77,6 +84,29 @@ def build(backend_python, tmp_path, cu13_home, conf: Path, tag: str):
         run([sccache(), "--stop-server"], env=env, check=False)
     wheel = Path(proc.stdout.strip().splitlines()[-1])
     return proc.stderr, wheel, stats
+
+
+def same_wheel(a: Path, b: Path, what: str) -> None:
+    """Asserts two wheels are byte-identical; names the first member that differs and, for an
+    ELF, the FILE symbols of both (what a launcher's own file names would change)."""
+    assert a.name == b.name, (a, b)
+    with zipfile.ZipFile(a) as za, zipfile.ZipFile(b) as zb:
+        assert za.namelist() == zb.namelist(), what
+        for name in za.namelist():
+            left, right = za.read(name), zb.read(name)
+            if left == right:
+                continue
+            detail = ""
+            if left.startswith(b"\x7fELF"):
+                files = []
+                for tag, data in (("a", left), ("b", right)):
+                    elf = a.parent / f"differs-{tag}.so"
+                    elf.write_bytes(data)
+                    symbols = run(["readelf", "-sW", elf]).stdout.splitlines()
+                    files.append([line.split()[-1] for line in symbols if " FILE " in line][:4])
+                detail = f"; FILE symbols: {files[0]} against {files[1]}"
+            raise AssertionError(f"{name} differs: {what}{detail}")
+    assert a.read_bytes() == b.read_bytes(), what
 
 
 def test_default_archs_distribute_and_match_a_local_build(backend_python, cu13_home, tmp_path, cluster):
@@ -120,6 +150,30 @@ def test_default_archs_distribute_and_match_a_local_build(backend_python, cu13_h
             so = next(n for n in z.namelist() if n.endswith(".so"))
             assert path.encode() not in z.read(so), f"{path} leaked into {so}"
     shutil.rmtree(tmp_path / "checkout", ignore_errors=True)
+
+
+def test_local_cluster_and_cache_hit_from_another_folder_give_one_wheel(backend_python, cu13_home, tmp_path,
+                                                                      cluster):
+    """Where a step ran never shows in the wheel. The benchmark's project (8 `.cu` files, SASS
+    for 80 and 90, PTX for 90) built three ways from clean copies: by nvcc alone, through the
+    cluster (sccache runs nvcc's steps itself and names their files its own way), and from the
+    cluster build's cache in a copy of the project in another folder. The three wheels are one."""
+    _, conf = cluster
+    common = dict(default_archs=False)
+    log, here, _ = build(backend_python, tmp_path, cu13_home, conf, "here", launcher=False, **common)
+    assert "sccache" not in log.split("[1/", 1)[1], log
+    log, there, stats = build(backend_python, tmp_path, cu13_home, conf, "cluster", **common)
+    distributed = sum(stats["dist_compiles"].values())
+    assert distributed >= 8 and stats["dist_errors"] == 0 and stats["compile_fails"] == 0, (stats, log)
+    assert "arch=compute_90,code=compute_90" in log, log
+    same_wheel(here, there, "a cluster build against a local one")
+
+    log, hit, stats = build(backend_python, tmp_path, cu13_home, conf, "elsewhere", cache="cluster",
+                            folder="another/folder", **common)
+    # sccache counts nvcc's steps one by one: in another folder most are served from the cache
+    # the cluster build filled (the steps that miss there go to the cluster again).
+    assert sum(stats["cache_hits"]["counts"].values()) >= 9, (stats, log)
+    same_wheel(here, hit, "a cache hit from another folder against a local build")
 
 
 def test_doctor_says_whether_the_scheduler_answers(backend_python, tmp_path, cluster):

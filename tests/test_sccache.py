@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from conftest import clean_env, copy_example, free_port, run, toolkit_home
+from test_dist import same_wheel, small_bench_project
 
 # The depfile of the import check's generated source, a host compile like module.c.
 SHIM_D = "_cudawheel__saxpy._core.c.d"
@@ -84,6 +85,41 @@ def test_second_clean_build_is_served_from_redis(backend_python, tmp_path, redis
     assert deps_after_rebuild == {"csrc__module.c.d", "csrc__saxpy.cu.d", SHIM_D}, deps_after_rebuild
     # From then on it is an ordinary incremental build: nothing runs.
     assert "(0 steps ran, 4 up to date)" in second_rebuild.stderr, second_rebuild.stderr
+
+
+def test_a_hit_from_another_folder_gives_the_wheel_nvcc_alone_makes(backend_python, tmp_path):
+    """sccache runs nvcc's steps itself and names their files its own way. The benchmark's project
+    (8 `.cu` files, SASS for 80 and 90, PTX for 90) built by nvcc alone, then through sccache in
+    one folder (misses) and, by a new sccache server on the same cache, from a copy in another
+    folder (hits): one wheel, byte for byte. (Before the link left local symbols out, each
+    object's FILE symbol named nvcc's host input: `csrc__k0.cu.o.compute_90.cudafe1.cpp` from
+    nvcc, `x_0.cudafe1.cpp` from sccache.)"""
+    sccache = sccache_binary()
+    wheels = []
+    for folder, launcher in (("plain", None), ("first", sccache), ("other/place", sccache)):
+        env = clean_env(CUDA_HOME=toolkit_home(12), SCCACHE_DIR=tmp_path / "cache",
+                        SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
+                        SOURCE_DATE_EPOCH="1700000000", CUDAWHEEL_JOBS="2")
+        if launcher:
+            env["CUDAWHEEL_COMPILER_LAUNCHER"] = str(launcher)
+            run([sccache, "--start-server"], env=env)
+        project = small_bench_project(tmp_path / folder / "cwbench", default_archs=False)
+        try:
+            proc = run([backend_python, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist-{len(wheels)}",
+                        "-C", "verbose=true"], env=env)
+            counts = stats(sccache, env) if launcher else None
+        finally:
+            if launcher:
+                run([sccache, "--stop-server"], env=env, check=False)
+        wheels.append((Path(proc.stdout.strip().splitlines()[-1]), proc.stderr, counts))
+    (plain, plain_log, _), (first, _, missed), (hit, hit_log, served) = wheels
+    assert "sccache" not in plain_log.split("[1/", 1)[1] and "arch=compute_90,code=compute_90" in plain_log
+    assert missed["Cache misses"] >= 9, missed  # 8 .cu and module.c at least
+    # sccache counts nvcc's steps one by one: in another folder most are served from the cache
+    # (some steps of each nvcc compile miss there and run again).
+    assert served["Cache hits"] >= 9, (served, hit_log)
+    same_wheel(plain, first, "an sccache build against a build without sccache")
+    same_wheel(plain, hit, "an sccache hit from another folder against a build without sccache")
 
 
 def rebuild_twice(backend_python, project: Path, env, tmp_path):

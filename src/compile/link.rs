@@ -79,6 +79,17 @@ fn clean(p: &Path) -> PathBuf {
         .collect()
 }
 
+/// Leaves the objects' local symbols out of the output's `.symtab`. Their names may say where a
+/// step ran rather than what it built: each object's STT_FILE symbol is the base name of the
+/// host compile's input, which nvcc names after the object (`-objtemp`) and a launcher that runs
+/// nvcc's steps itself names its own way (sccache: `x_0.cudafe1.cpp`, here or on a build server),
+/// and GCC names a static initializer after that file when the unit defines nothing global
+/// (`_GLOBAL__sub_I_<file>`). Without them, a local build, a cluster build and a cache hit give
+/// the same bytes. Kept: `.dynsym` (all the loader and the audits read), the global symbols and
+/// the hidden ones the link turns local, and any debug information. zig mode strips everything
+/// (`-s`) already. GNU ld, gold, lld and mold all take it.
+const DISCARD_LOCALS: &str = "-Wl,--discard-all";
+
 /// The link command of one target.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn link_job(
@@ -163,7 +174,7 @@ pub(crate) fn link_job(
             zig,
             target.kind == TargetKind::Extension,
         )),
-        None => args.push("-Wl,-O1".into()),
+        None => args.extend(["-Wl,-O1".into(), DISCARD_LOCALS.into()]),
     }
     args.extend(target.link_flags.iter().cloned());
     let mut inputs = objects.to_vec();
