@@ -131,7 +131,7 @@ impl Stats {
         let (label, secs) = &times[0];
         if *secs >= 60.0 && *secs >= 0.5 * self.secs && label.starts_with("nvcc") {
             out.push(format!(
-                "hint: {label} took {secs:.0} s of {:.0} s; it compiles once per arch: the extension's own `archs` (or a separate extension for that file) narrows it, `nvcc-flags = [\"--split-compile=0\"]` spreads one file over the cores, and a compiler cache (`compiler-launcher = \"ccache\"`, with remote storage to share it across machines) reuses it",
+                "hint: {label} took {secs:.0} s of {:.0} s; it compiles once per arch: the extension's own `archs` (or a separate extension for that file) narrows it, a compiler cache (`compiler-launcher = \"ccache\"`, with remote storage to share it across machines) reuses it (nvcc's `--split-compile` spreads one file over the cores too, but its objects differ from run to run: the wheel is then not reproducible)",
                 self.secs
             ));
         }
