@@ -201,8 +201,8 @@ fn audit_members(
         .lines()
         .take_while(|l| !l.is_empty())
         .filter_map(|l| l.strip_prefix("Requires-Dist: "))
-        // pep508_rs panics on some invalid names (`foo.*`): those are no requirement either.
-        .filter(|r| crate::config::requirement_name_problem(r).is_none())
+        // pep508_rs panics on some invalid requirements (`foo.*`): those are none either.
+        .filter(|r| crate::config::requirement_problem(r).is_none())
         .filter_map(|r| pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(r).ok())
         .collect();
     let declared: BTreeSet<String> = requirements.iter().map(|r| r.name.to_string()).collect();

@@ -31,7 +31,7 @@ pub(crate) use keys::{LIBRARY_KEYS, TARGET_KEYS, TOP_KEYS};
 pub(crate) use layered::{suggest, Overrides, TORCH_ARCHS_ENV};
 pub(crate) use origin::{Origin, Sourced};
 pub(crate) use paths::{expand_glob, inside_project};
-pub(crate) use project::{name_problem as requirement_name_problem, License, Person, Project};
+pub(crate) use project::{name_problem as requirement_problem, License, Person, Project};
 pub(crate) use values::{Glibc, AARCH64_MANYLINUX, MAX_WHEEL_SIZE, OLDEST_MANYLINUX};
 
 /// Everything stage 1 produces.
