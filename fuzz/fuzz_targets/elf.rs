@@ -1,5 +1,7 @@
 //! Bytes -> `elf::parse` -> platform tag and audit, as a wheel build and
-//! `python -m cudawheel audit` run them on every ELF file: see `cudawheel::fuzz_entry::elf`.
+//! `python -m cudawheel audit` run them on every ELF file, plus the symbol tables (exports,
+//! symbols of a version, `.dynsym`/`.symtab` names) and the fatbin: see
+//! `cudawheel::fuzz_entry::elf`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -173,10 +173,12 @@ pub(crate) fn manylinux_tag(
 
 /// The dynamic symbols of `path` bound to the symbol version `version` (`GLIBC_2.29`).
 pub(crate) fn symbols_of_version(path: &Path, version: &str) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    let Ok(elf) = goblin::elf::Elf::parse(&bytes) else {
+    std::fs::read(path).map_or_else(|_| Vec::new(), |b| symbols_of_version_in(&b, version))
+}
+
+/// `symbols_of_version` of an ELF image held in memory.
+pub(crate) fn symbols_of_version_in(bytes: &[u8], version: &str) -> Vec<String> {
+    let Ok(elf) = goblin::elf::Elf::parse(bytes) else {
         return Vec::new();
     };
     let (Some(versym), Some(verneed)) = (&elf.versym, &elf.verneed) else {

@@ -7,7 +7,7 @@
 //! The build runs it on every wheel it writes.
 
 use std::collections::BTreeSet;
-use std::io::Read;
+use std::io::{Cursor, Read, Seek};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -89,12 +89,25 @@ fn read_members(
     path: &Path,
     wanted: impl Fn(&str) -> bool,
 ) -> Result<Vec<(String, Vec<u8>)>, AuditError> {
-    let bad = |message: String| AuditError::Unreadable {
+    let file = std::fs::File::open(path).map_err(|e| unreadable(path, e.to_string()))?;
+    members_of(path, file, wanted)
+}
+
+fn unreadable(path: &Path, message: String) -> AuditError {
+    AuditError::Unreadable {
         path: path.to_path_buf(),
         message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
+    }
+}
+
+/// `read_members` of a wheel read from `archive` (`path`: its name, for messages).
+fn members_of<R: Read + Seek>(
+    path: &Path,
+    archive: R,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Vec<u8>)>, AuditError> {
+    let bad = |message: String| unreadable(path, message);
+    let mut zip = zip::ZipArchive::new(archive).map_err(|e| bad(e.to_string()))?;
     let mut members: Vec<(String, Vec<u8>)> = Vec::new();
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| bad(e.to_string()))?;
@@ -116,14 +129,28 @@ fn is_elf_name(name: &str) -> bool {
 
 /// The GPU code every ELF file of the wheel at `path` carries (ELFs without any are left out),
 /// read from the fatbins: what `python -m cudawheel audit` prints, for any wheel.
-pub(crate) fn gpu_code_of_wheel(
-    path: &Path,
-) -> Result<std::collections::BTreeMap<String, crate::inspect::fatbin::GpuCode>, AuditError> {
-    Ok(read_members(path, is_elf_name)?
+pub(crate) fn gpu_code_of_wheel(path: &Path) -> Result<GpuCodes, AuditError> {
+    Ok(gpu_codes(read_members(path, is_elf_name)?))
+}
+
+/// `gpu_code_of_wheel` of a wheel held in memory (`path`: its file name, for messages).
+pub(crate) fn gpu_code_of_wheel_bytes(path: &Path, wheel: &[u8]) -> Result<GpuCodes, AuditError> {
+    Ok(gpu_codes(members_of(
+        path,
+        Cursor::new(wheel),
+        is_elf_name,
+    )?))
+}
+
+/// The GPU code of each ELF member, by member name.
+type GpuCodes = std::collections::BTreeMap<String, crate::inspect::fatbin::GpuCode>;
+
+fn gpu_codes(members: Vec<(String, Vec<u8>)>) -> GpuCodes {
+    members
         .into_iter()
         .map(|(name, bytes)| (name, crate::inspect::fatbin::gpu_code(&bytes)))
         .filter(|(_, code)| !code.is_empty())
-        .collect())
+        .collect()
 }
 
 /// What the audit knows of the wheel as a whole.
@@ -140,18 +167,31 @@ struct WheelFacts {
     pinned_folders: BTreeSet<String>,
 }
 
+/// The members the audit reads.
+fn audited_member(name: &str) -> bool {
+    is_elf_name(name)
+        || name.ends_with(".dist-info/METADATA")
+        || name.ends_with(".dist-info/RECORD")
+        || name.ends_with(".dist-info/variant.json")
+}
+
 /// Audits the wheel file at `path`.
 pub(crate) fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
-    let bad = |message: String| AuditError::Unreadable {
-        path: path.to_path_buf(),
-        message,
-    };
-    let members = read_members(path, |name| {
-        is_elf_name(name)
-            || name.ends_with(".dist-info/METADATA")
-            || name.ends_with(".dist-info/RECORD")
-            || name.ends_with(".dist-info/variant.json")
-    })?;
+    audit_members(path, read_members(path, audited_member)?)
+}
+
+/// `audit_wheel` of a wheel held in memory; `path` gives its file name (the tags the audit
+/// checks) and names it in messages.
+pub(crate) fn audit_wheel_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<Violation>, AuditError> {
+    audit_members(path, members_of(path, Cursor::new(wheel), audited_member)?)
+}
+
+/// The audit of the wheel at `path`, whose audited members are `members`.
+fn audit_members(
+    path: &Path,
+    members: Vec<(String, Vec<u8>)>,
+) -> Result<Vec<Violation>, AuditError> {
+    let bad = |message: String| unreadable(path, message);
     let metadata = members
         .iter()
         .find(|(n, _)| n.ends_with(".dist-info/METADATA"))
@@ -161,6 +201,8 @@ pub(crate) fn audit_wheel(path: &Path) -> Result<Vec<Violation>, AuditError> {
         .lines()
         .take_while(|l| !l.is_empty())
         .filter_map(|l| l.strip_prefix("Requires-Dist: "))
+        // pep508_rs panics on some invalid requirements (`foo.*`): those are none either.
+        .filter(|r| crate::config::requirement_problem(r).is_none())
         .filter_map(|r| pep508_rs::Requirement::<pep508_rs::VerbatimUrl>::from_str(r).ok())
         .collect();
     let declared: BTreeSet<String> = requirements.iter().map(|r| r.name.to_string()).collect();

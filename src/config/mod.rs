@@ -25,11 +25,13 @@ use std::path::{Path, PathBuf};
 pub(crate) use choices::{Bindings, CudaChoice, CudaDeps, Cudart, DriverFloor, Ptx, ToolkitChoice};
 pub(crate) use error::ConfigError;
 pub(crate) use interpreter::PythonInfo;
+pub(crate) use keydef::{KeyDef, Ty};
 pub(crate) use keys::{LibraryConfig, TargetConfig, ToolConfig};
-pub(crate) use layered::{suggest, Overrides};
+pub(crate) use keys::{LIBRARY_KEYS, TARGET_KEYS, TOP_KEYS};
+pub(crate) use layered::{suggest, Overrides, TORCH_ARCHS_ENV};
 pub(crate) use origin::{Origin, Sourced};
 pub(crate) use paths::{expand_glob, inside_project};
-pub(crate) use project::{License, Person, Project};
+pub(crate) use project::{name_problem as requirement_problem, License, Person, Project};
 pub(crate) use values::{Glibc, AARCH64_MANYLINUX, MAX_WHEEL_SIZE, OLDEST_MANYLINUX};
 
 /// Everything stage 1 produces.

@@ -325,8 +325,16 @@ fn parse_requirements(key: &str, reqs: Vec<String>) -> Result<Vec<Requirement>, 
 /// pep508_rs 0.9 panics (`PackageName`/`ExtraName` "validation should match PEP 508 parsing")
 /// on a package or extra name that ends in `.`, `-` or `_` and is followed by more text, e.g.
 /// `"foo.*"`, `"foo- >=1"`, `"foo[bar.]"` (found by fuzzing, tests/fuzz-regressions/config/).
-/// Such names are invalid anyway: refuse them before the parser sees them.
-fn name_problem(req: &str) -> Option<String> {
+/// Such names are invalid anyway: refuse them before the parser sees them (the wheel audit
+/// too, for the Requires-Dist of any wheel). It also slices its input inside a character when a
+/// marker is followed by non-ASCII text (`extra == "cuda"` then `\u{fffd}`, also found by
+/// fuzzing); PEP 508 is ASCII only, so any other character is refused first.
+pub(crate) fn name_problem(req: &str) -> Option<String> {
+    if let Some(c) = req.chars().find(|c| !c.is_ascii()) {
+        return Some(format!(
+            "{c:?} is not ASCII (PEP 508 requirements are ASCII only)"
+        ));
+    }
     let name_char = |c: char| c.is_ascii_alphanumeric() || ".-_".contains(c);
     let ends_badly = |word: &str| word.ends_with(['.', '-', '_']);
     let rest = req.trim_start();

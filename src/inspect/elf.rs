@@ -98,7 +98,12 @@ pub(crate) fn exported(path: &Path) -> Result<BTreeSet<String>, ReadError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let elf = goblin::elf::Elf::parse(&bytes).map_err(|e| ReadError::Malformed {
+    exported_in(path, &bytes)
+}
+
+/// `exported` of an ELF image held in memory (`path`: for messages).
+pub(crate) fn exported_in(path: &Path, bytes: &[u8]) -> Result<BTreeSet<String>, ReadError> {
+    let elf = goblin::elf::Elf::parse(bytes).map_err(|e| ReadError::Malformed {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;

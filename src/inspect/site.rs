@@ -46,23 +46,33 @@ fn owner_in(site: &Path, rel: &str) -> Option<(String, Version)> {
         let Ok(record) = std::fs::read_to_string(entry.path().join("RECORD")) else {
             continue;
         };
-        if !record.lines().any(|l| l.split(',').next() == Some(rel)) {
+        if !record_lists(&record, rel) {
             continue;
         }
         let metadata = std::fs::read_to_string(entry.path().join("METADATA")).ok()?;
-        let field = |key: &str| {
-            metadata
-                .lines()
-                .take_while(|l| !l.is_empty())
-                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
-        };
-        let version: Version = field("Version:")?.parse().ok()?;
-        let dist = field("Name:")?
-            .to_ascii_lowercase()
-            .replace(['_', '.'], "-");
-        return Some((dist, version));
+        return name_and_version(&metadata);
     }
     None
+}
+
+/// Whether a `.dist-info/RECORD` text lists the file `rel` (as RECORD spells paths).
+pub(crate) fn record_lists(record: &str, rel: &str) -> bool {
+    record.lines().any(|l| l.split(',').next() == Some(rel))
+}
+
+/// The normalized distribution name and the version a `.dist-info/METADATA` text declares.
+pub(crate) fn name_and_version(metadata: &str) -> Option<(String, Version)> {
+    let field = |key: &str| {
+        metadata
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+    };
+    let version: Version = field("Version:")?.parse().ok()?;
+    let dist = field("Name:")?
+        .to_ascii_lowercase()
+        .replace(['_', '.'], "-");
+    Some((dist, version))
 }
 
 /// Whether two paths name the same folder (through links).
