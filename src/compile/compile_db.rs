@@ -38,16 +38,17 @@ pub(crate) struct Entry {
 }
 
 /// The database of one build: where it goes, and how commands name the build environment.
-pub(crate) struct CompileDb<'a> {
+pub(crate) struct CompileDb {
     path: PathBuf,
-    stable: &'a StablePaths,
+    /// `StablePaths::real_rewrites`, worked out once (a big build has thousands of words).
+    rewrites: Vec<(String, String, String)>,
 }
 
-impl<'a> CompileDb<'a> {
-    pub(crate) fn new(build_dir: &Path, stable: &'a StablePaths) -> CompileDb<'a> {
+impl CompileDb {
+    pub(crate) fn new(build_dir: &Path, stable: &StablePaths) -> CompileDb {
         CompileDb {
             path: build_dir.join(FILE),
-            stable,
+            rewrites: stable.real_rewrites(),
         }
     }
 
@@ -96,7 +97,10 @@ impl<'a> CompileDb<'a> {
                 .or_else(|| std::env::current_dir().ok())
                 .unwrap_or_default();
             let real = |words: Vec<String>| -> Vec<String> {
-                words.iter().map(|w| self.stable.real_arg(w)).collect()
+                words
+                    .iter()
+                    .map(|w| StablePaths::real_arg_with(&self.rewrites, w))
+                    .collect()
             };
             let arguments = match ran.iter().find(|(i, _)| *i == index) {
                 Some((_, words)) => real(words.clone()),

@@ -118,7 +118,7 @@ pub(crate) fn run(
 }
 
 /// Writes the compilation database; one that cannot be written is a warning, not a failure.
-fn write_db(db: &compile_db::CompileDb<'_>, steps: &[Step], ran: &[(usize, Vec<String>)]) {
+fn write_db(db: &compile_db::CompileDb, steps: &[Step], ran: &[(usize, Vec<String>)]) {
     if let Err(e) = db.write(steps, ran) {
         ui::warn(&format!(
             "cannot write {} in the build folder: {e}",

@@ -136,12 +136,33 @@ impl StablePaths {
     /// One word of a command that ran: each link (as `apply` names it: absolute for the
     /// program, relative to the root in arguments) replaced by the folder it points at, so the
     /// command still runs once the links are gone (the compilation database).
+    #[cfg(test)]
     pub(crate) fn real_arg(&self, word: &str) -> String {
+        Self::real_arg_with(&self.real_rewrites(), word)
+    }
+
+    /// What `real_arg` replaces, worked out once for a whole database: per link, its absolute
+    /// and its root-relative spelling, and the folder it points at.
+    pub(crate) fn real_rewrites(&self) -> Vec<(String, String, String)> {
+        self.links
+            .iter()
+            .map(|(real, link)| {
+                let link = link.to_string_lossy();
+                (
+                    link.to_string(),
+                    self.map_arg(&link),
+                    real.to_string_lossy().into_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// `real_arg` with the rewrites `real_rewrites` gave.
+    pub(crate) fn real_arg_with(rewrites: &[(String, String, String)], word: &str) -> String {
         let mut out = word.to_string();
-        for (real, link) in &self.links {
-            let real = real.to_string_lossy();
-            out = replace_prefix(&out, &link.to_string_lossy(), &real);
-            out = replace_prefix(&out, &self.map_arg(&link.to_string_lossy()), &real);
+        for (link, mapped, real) in rewrites {
+            out = replace_prefix(&out, link, real);
+            out = replace_prefix(&out, mapped, real);
         }
         out
     }
