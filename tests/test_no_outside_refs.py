@@ -6,7 +6,7 @@ reads the code, the tests and the scripts."""
 from __future__ import annotations
 
 from conftest import REPO
-from test_docs_site import OUTSIDE
+from test_docs_site import OUTSIDE, SECTION, TRACKER
 
 SELF = {"test_docs_site.py", "test_no_outside_refs.py"}
 SUFFIXES = {".rs", ".py", ".sh", ".toml", ".txt", ".yml", ".yaml", ".md"}
@@ -33,4 +33,4 @@ def test_code_tests_and_scripts_refer_only_to_the_repository():
 
 
 def test_a_planted_reference_is_found():
-    assert OUTSIDE.search("// as contract §4 says") and OUTSIDE.search("# see issue 13")
+    assert OUTSIDE.search(f"// as {SECTION}4 says") and OUTSIDE.search(f"# see {TRACKER}13")
