@@ -29,6 +29,12 @@ for n in z.namelist():
         sys.stdout.write(z.read(n).decode())
 PYEOF
 }
+# wheel_requires WHEEL...: every Requires-Dist of the wheels, one per line (what the prepared
+# wheels need downloaded for the offline GPU machine).
+wheel_requires() {
+  local w
+  for w in "$@"; do unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p'; done
+}
 # Parts of the check contributed per capability (scripts/gpu-checks/README.md).
 PARTS=()
 for part in "$ROOT"/scripts/gpu-checks/*.sh; do
@@ -93,10 +99,8 @@ prepare() {
   grep -qE '^Cache misses +0$' "$sc/stats2"
   cp "$sc"/out2/cwbench_cu12-*.whl "$GPU/"
   # The runtime wheels their METADATA asks for (py3-none wheels: any Python works there).
-  local w reqs=()
-  for w in "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl "$GPU"/cwbench_cu*.whl "$GPU"/*bind_saxpy_cu*.whl; do
-    mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
-  done
+  local reqs=()
+  mapfile -t reqs < <(wheel_requires "$GPU"/saxpy_cu*.whl "$GPU"/shared_calc_cu*.whl "$GPU"/cwbench_cu*.whl "$GPU"/*bind_saxpy_cu*.whl)
   echo "examples require: ${reqs[*]}" >&2
   "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$GPU" "${reqs[@]}"
   cp examples/saxpy/check_gpu.py "$GPU/check_saxpy.py"

@@ -46,10 +46,8 @@ prepare_import_check() {
     "$V/bin/python" -m cudawheel audit "$out/$case"/*.whl >&2
     cp "examples/$example/check_gpu.py" "$out/$case/check_gpu.py"
   done
-  local w reqs=()
-  for w in "$out"/?/*.whl; do
-    mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
-  done
+  local reqs=()
+  mapfile -t reqs < <(wheel_requires "$out"/?/*.whl)
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d "$out/wheels" "${reqs[@]}"
   du -sh "$out" >&2
 }

@@ -50,10 +50,8 @@ prepare_import_cost() {
     CUDA_HOME=$cu13 "$V/bin/python" -m cudawheel wheel "$src/saxpy" -o "$out/$case" "${settings[@]}" 2>&1 | tail -n1 >&2
     "$V/bin/python" -m cudawheel audit "$out/$case"/*.whl >&2
   done
-  local w reqs=()
-  for w in "$out"/?/*.whl; do
-    mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
-  done
+  local reqs=()
+  mapfile -t reqs < <(wheel_requires "$out"/?/*.whl)
   "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -d "$out/wheels" "${reqs[@]}"
   du -sh "$out" >&2
 }

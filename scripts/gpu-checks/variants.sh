@@ -25,10 +25,8 @@ prepare_variants() {
   cp examples/saxpy/check_gpu.py "$dir/check_saxpy.py"
   uvpin=$(sed -n 's/^uv==//p' requirements-dev.txt)
   "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$dir/uv" "uv==$uvpin"
-  local w reqs=()
-  for w in "$dir"/saxpy-*.whl; do
-    mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
-  done
+  local reqs=()
+  mapfile -t reqs < <(wheel_requires "$dir"/saxpy-*.whl)
   "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$GPU" "${reqs[@]}"
   # What the device must see: one wheel per label, the index listing both.
   ls "$dir"/saxpy-0.1.0-*-cu12.whl "$dir"/saxpy-0.1.0-*-cu13.whl >&2
