@@ -3,8 +3,8 @@ top-level extension module `tiny_conv_cuda` next to the package `tiny_conv/`, th
 `tiny_conv/__init__.py`, `dependencies = ["torch"]`, setup.py's nvcc flags with
 `--ptxas-options=-v`), plus package discovery on a small non-torch project.
 
-- the backend's build requirements resolve with the pip CPython 3.11 ships (23.2.1), checked
-  with `pip install --dry-run --report` (metadata only);
+- the backend's build requirements resolve with the pip CPython 3.11 ships (23.2.1) in either
+  order, checked with `pip install --dry-run --report` (metadata only), against a control;
 - the wheel and the sdist hold the package (not `tests/`), the top-level module and its own
   import helper; `Version` comes from the file; one `Requires-Dist` line for torch;
 - ptxas's `-v` statistics are in the build log, not among the warnings;
@@ -47,22 +47,43 @@ def pip23_python(tmp_path_factory) -> Path:
     return py
 
 
-def test_build_requirements_resolve_with_pip_23(backend_python, pip23_python, tmp_path):
-    """The requirements `get_requires_for_build_wheel` returns, in its order, resolve with pip
-    23.2.1 (which, given `cuda-toolkit[...]>=13,<14` before `torch>=2.11`, picks the newest
-    cuda-toolkit first and then finds no torch: ResolutionImpossible), to the cuda-toolkit
-    the chosen torch pins."""
+# cudawheel's torch build requirements before they put torch first for every pip: handed the
+# toolkit first, pip 23.2.1 takes the newest cuda-toolkit, then finds no torch that pins it.
+PREVIOUS = ["cuda-toolkit[cccl,cudart,nvcc]>=13,<14", "torch>=2.11"]
+
+
+def dry_run(pip_python, reqs, report) -> tuple[bool, str, dict]:
+    """`pip install --dry-run --report` of `reqs` in their order: resolved, output, chosen."""
+    report.unlink(missing_ok=True)
+    proc = run([pip_python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                "--report", report, *reqs], env=clean_env(), timeout=1800, check=False)
+    if proc.returncode != 0:
+        return False, proc.stdout + proc.stderr, {}
+    chosen = {i["metadata"]["name"].lower(): i["metadata"] for i in json.loads(report.read_text())["install"]}
+    return True, "", chosen
+
+
+def test_build_requirements_resolve_with_pip_23_in_either_order(backend_python, pip23_python, tmp_path):
+    """The requirements `get_requires_for_build_wheel` returns resolve with pip 23.2.1 in either
+    order (in an isolated build that pip orders them by string hash: the order the list is
+    handed over in does not decide), to the cuda-toolkit the chosen torch pins, with nvcc in the
+    minor of torch's CUDA runtime. Control: the previous list, toolkit first, fails.
+    scripts/bench/resolve_matrix.py repeats real isolated builds per pip, uv and hash seed."""
     project = copy_example("tiny_conv", tmp_path)
     reqs = run([backend_python, "-m", "cudawheel", "requires", project], env=clean_env()).stdout.split()
-    assert reqs[0].startswith("torch") and any(r.startswith("cuda-toolkit[") for r in reqs), reqs
+    # Two requirements: the two orders are every order.
+    assert len(reqs) == 2 and any(r.startswith("cuda-toolkit[") for r in reqs), reqs
     report = tmp_path / "report.json"
-    run([pip23_python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
-         "--report", report, *reqs], env=clean_env(), timeout=1800)
-    chosen = {i["metadata"]["name"].lower(): i["metadata"] for i in json.loads(report.read_text())["install"]}
-    toolkit = chosen["cuda-toolkit"]["version"]
-    pins = [r for r in chosen["torch"].get("requires_dist", []) if r.startswith("cuda-toolkit")]
-    assert pins and all(f"=={toolkit}" in p for p in pins), (toolkit, pins)
-    assert "nvidia-cuda-nvcc" in chosen, sorted(chosen)
+    for order in (reqs, reqs[::-1]):
+        ok, out, chosen = dry_run(pip23_python, order, report)
+        assert ok, (order, out[-3000:])
+        toolkit = chosen["cuda-toolkit"]["version"]
+        pins = [r for r in chosen["torch"].get("requires_dist", []) if r.startswith("cuda-toolkit")]
+        assert pins and all(f"=={toolkit}" in p for p in pins), (order, toolkit, pins)
+        nvcc, runtime = (chosen[n]["version"] for n in ("nvidia-cuda-nvcc", "nvidia-cuda-runtime"))
+        assert nvcc.split(".")[:2] == runtime.split(".")[:2], (order, nvcc, runtime)
+    ok, out, _ = dry_run(pip23_python, PREVIOUS, report)
+    assert not ok and "ResolutionImpossible" in out, out[-3000:]
 
 
 @pytest.fixture(scope="module")

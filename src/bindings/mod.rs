@@ -90,6 +90,20 @@ pub(crate) fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
     out
 }
 
+/// The `cuda-toolkit` pin of the torch already installed where the build requirements are
+/// asked for (`==13.2.2`), when the extensions use torch and the pip toolkit of its major is
+/// asked for: the toolkit then comes at the release torch pins (`torch::toolkit_pin`).
+pub(crate) fn toolkit_pin(
+    tool: &ToolConfig,
+    sys_path: &[PathBuf],
+    toolkit: &crate::toolchain::ToolkitRequest,
+) -> Option<String> {
+    if toolkit.system || !used(tool).contains(&Bindings::Torch) {
+        return None;
+    }
+    torch::toolkit_pin(sys_path).filter(|pin| pin.starts_with(&format!("=={}.", toolkit.major)))
+}
+
 /// A binding library found in the build environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Found {
@@ -277,7 +291,10 @@ mod tests {
         )
         .unwrap();
         let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
-        assert_eq!(requirements(&tool, 13), vec!["torch>=2.11".to_string()]);
+        assert_eq!(
+            requirements(&tool, 13),
+            vec!["torch>=2.11,<3,==2.*".to_string()]
+        );
     }
 
     #[test]

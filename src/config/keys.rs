@@ -172,9 +172,9 @@ config_struct! {
         torch_version: Option<String> {
             key: "torch-version",
             ty: Ty::Str,
-            default: "CUDA 13: \">=2.11\", CUDA 12: \">=2.6,<2.11\"",
+            default: "CUDA 13: \">=2.11,<3\", CUDA 12: \">=2.6,<2.11\"",
             read: optional(values::torch_version),
-            doc: "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use.",
+            doc: "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use. Where the specifiers stay within one major and have no `==` clause, `,==<major>.*` is added (the same versions; pip 23.1 and 23.2 then resolve torch before the toolkit, whose release torch pins).",
         }
         /// In bytes.
         max_memory: Option<u64> {

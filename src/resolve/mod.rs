@@ -155,17 +155,22 @@ pub(crate) fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, E
 /// What `get_requires_for_build_wheel` returns: the binding libraries, the toolkit and CUDA
 /// libraries from PyPI, then the build tools (launcher, zig).
 ///
-/// The binding libraries come first: a framework (torch) pins the CUDA it was built with
-/// (`cuda-toolkit[...]==13.2.2`), and the pip CPython 3.11 ships (23.2.1) resolves in the
-/// order given — handed `cuda-toolkit[...]>=13,<14` first it takes the newest cuda-toolkit,
-/// then finds no torch that pins it and gives up (`ResolutionImpossible`). Handed torch first,
-/// torch's own pin chooses the cuda-toolkit, with every pip.
+/// A framework (torch) pins the CUDA it was built with (`cuda-toolkit[...]==13.2.2`), and the
+/// toolkit asked for beside it (`cuda-toolkit[cccl,cudart,nvcc]`) then comes at that release,
+/// nvcc included. The pip CPython 3.11 ships (23.2.1) resolves that only when it takes torch
+/// first, and it orders the build requirements by string hash: torch's requirement carries an
+/// `==<major>.*` clause so that pip always takes it first (`bindings::torch::requirement`).
+/// With torch already installed where this is asked (`[build-system] requires`), the toolkit is
+/// asked for at the release that torch pins (`bindings::toolkit_pin`).
 pub(crate) fn build_requirements(
     tool: &ToolConfig,
     env: &toolchain::Env,
     python: &PythonInfo,
 ) -> Result<Vec<String>, Error> {
-    let toolkit = toolchain::toolkit_request(tool, env, python)?;
+    let mut toolkit = toolchain::toolkit_request(tool, env, python)?;
+    if let Some(pin) = bindings::toolkit_pin(tool, &python.sys_path, &toolkit) {
+        toolkit.pin = pin;
+    }
     Ok(requirements_for(tool, &toolkit))
 }
 

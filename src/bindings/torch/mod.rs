@@ -18,6 +18,7 @@
 pub(crate) mod probe;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use crate::bindings::torch::probe::TorchInfo;
 use crate::bindings::BindingsError;
@@ -47,17 +48,92 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
 /// The build requirement: `torch` with `torch-version`, or the default for the CUDA major:
 /// PyPI's torch is built for CUDA 13 from 2.11 on (cuda-toolkit `==` pins) and for CUDA 12
 /// from 2.6 to 2.10. A floor also keeps resolvers from backtracking to a torch of another
-/// CUDA major when they pick the newest `cuda-toolkit` first.
+/// CUDA major when they pick the newest `cuda-toolkit` first. `resolved_first` adds the
+/// `==<major>.*` clause that makes every pip choose torch before the toolkit.
 pub(crate) fn requirement(tool: &ToolConfig, major: u32) -> String {
     let spec = match &tool.torch_version {
         Some(s) => s.as_str(),
         None => match major {
-            13 => ">=2.11",
+            13 => ">=2.11,<3",
             12 => ">=2.6,<2.11",
             _ => "",
         },
     };
-    format!("{DIST}{spec}")
+    format!("{DIST}{}", resolved_first(spec))
+}
+
+/// `spec` with `,==M.*` appended where that admits exactly the same versions (the spec already
+/// stays within major M and has no `==` clause).
+///
+/// Why: torch requires `cuda-toolkit[<its extras>]==X.Y.Z`, and the build asks for
+/// `cuda-toolkit[cccl,cudart,nvcc]` beside it, so nvcc comes from the release torch pins. pip
+/// 23.1 and 23.2 (23.2.1 is the pip CPython 3.11 and 3.12.0 ship) cannot backtrack between two
+/// sets of extras of one package: when their resolver takes the toolkit before torch, it ends in
+/// `ResolutionImpossible`, and which comes first follows the requirements' order, which the
+/// build environment's set makes a matter of string hashes. Those resolvers take a requirement
+/// with an `==` clause before every other one, so with it torch always comes first and its pin
+/// chooses the toolkit; every other frontend resolves either order already.
+fn resolved_first(spec: &str) -> String {
+    use pep440_rs::{Operator, VersionSpecifiers};
+    let Ok(specs) = spec.parse::<VersionSpecifiers>() else {
+        return spec.to_string();
+    };
+    let pinned = specs.iter().any(|s| {
+        matches!(
+            s.operator(),
+            Operator::Equal | Operator::EqualStar | Operator::ExactEqual
+        )
+    });
+    let part = |s: &pep440_rs::VersionSpecifier, i: usize| {
+        s.version().release().get(i).copied().unwrap_or(0)
+    };
+    let floor = specs.iter().find_map(|s| match s.operator() {
+        Operator::GreaterThanEqual | Operator::GreaterThan | Operator::TildeEqual => {
+            Some(part(s, 0))
+        }
+        _ => None,
+    });
+    let Some(m) = floor.filter(|_| !pinned) else {
+        return spec.to_string();
+    };
+    // Every version admitted is below (m+1).0: an upper bound of the same major, `<m+1` or
+    // `<m+1.0...`, or `~=m.n`.
+    let within = specs.iter().any(|s| match s.operator() {
+        Operator::LessThan => {
+            part(s, 0) == m
+                || (part(s, 0) == m + 1 && s.version().release()[1..].iter().all(|x| *x == 0))
+        }
+        Operator::LessThanEqual => part(s, 0) == m,
+        Operator::TildeEqual => s.version().release().len() >= 2,
+        _ => false,
+    });
+    if within {
+        format!("{spec},=={m}.*")
+    } else {
+        spec.to_string()
+    }
+}
+
+/// The `cuda-toolkit` release the torch on `sys_path` pins (`==13.2.2`), from its METADATA's
+/// `Requires-Dist: cuda-toolkit[<its extras>]==13.2.2`; `None` without such a torch. When torch
+/// is already installed where the build requirements are asked for (`[build-system] requires`
+/// lists it), pip installs them with a separate resolver run that does not see torch, which
+/// would otherwise take the newest toolkit of the major.
+pub(crate) fn toolkit_pin(sys_path: &[PathBuf]) -> Option<String> {
+    let site = probe::locate(sys_path).ok()?.parent()?.to_path_buf();
+    let metadata = std::fs::read_dir(&site).ok()?.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let stem = name.strip_suffix(".dist-info")?;
+        (stem.split_once('-')?.0 == DIST)
+            .then(|| std::fs::read_to_string(e.path().join("METADATA")).ok())?
+    })?;
+    metadata.lines().find_map(|line| {
+        let req = line.strip_prefix("Requires-Dist:")?.split(';').next()?;
+        let req: String = req.chars().filter(|c| !c.is_whitespace()).collect();
+        let rest = req.strip_prefix("cuda-toolkit")?;
+        let spec = rest.split_once(']').map_or(rest, |(_, s)| s);
+        (spec.starts_with("==") && !spec.contains(',')).then(|| spec.to_string())
+    })
 }
 
 /// The library groups (names of `GROUPS`) one torch target links.
@@ -390,14 +466,55 @@ mod tests {
         };
         assert_eq!(p.requirement(), "torch>=2.15,<2.16");
         let tool = ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
-        assert_eq!(requirement(&tool, 13), "torch>=2.11");
-        assert_eq!(requirement(&tool, 12), "torch>=2.6,<2.11");
+        assert_eq!(requirement(&tool, 13), "torch>=2.11,<3,==2.*");
+        assert_eq!(requirement(&tool, 12), "torch>=2.6,<2.11,==2.*");
         let doc: toml::Table = toml::from_str("torch-version = \"==2.15.*\"").unwrap();
         let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
         assert_eq!(requirement(&tool, 13), "torch==2.15.*");
         let doc: toml::Table = toml::from_str("torch-version = \"2.15\"").unwrap();
         let err = ToolConfig::parse(&doc, &Default::default()).unwrap_err();
         assert!(err.to_string().contains("torch-version"), "{err}");
+    }
+
+    #[test]
+    fn toolkit_pin_of_an_installed_torch() {
+        let site = tempfile::tempdir().unwrap();
+        let path = vec![site.path().to_path_buf()];
+        for f in ["torch/include/torch/library.h", "torch/lib/libc10.so"] {
+            let f = site.path().join(f);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, "").unwrap();
+        }
+        assert_eq!(toolkit_pin(&path), None, "no dist-info");
+        let dist = site.path().join("torch-2.15.0.dist-info");
+        std::fs::create_dir_all(&dist).unwrap();
+        std::fs::write(
+            dist.join("METADATA"),
+            "Name: torch\nVersion: 2.15.0\nRequires-Dist: filelock\n\
+             Requires-Dist: cuda-toolkit[cublas,cudart,nvrtc]==13.2.2; platform_system == \"Linux\"\n",
+        )
+        .unwrap();
+        assert_eq!(toolkit_pin(&path).as_deref(), Some("==13.2.2"));
+    }
+
+    #[test]
+    fn torch_resolved_first_only_where_nothing_changes() {
+        for (spec, want) in [
+            (">=2.11,<3", ">=2.11,<3,==2.*"),
+            (">=2.11,<3.0.0", ">=2.11,<3.0.0,==2.*"),
+            (">2.12,<=2.99", ">2.12,<=2.99,==2.*"),
+            ("~=2.12", "~=2.12,==2.*"),
+            (">=2.12,<2.14", ">=2.12,<2.14,==2.*"),
+            // Already pinned, open above, or above a major: as written.
+            ("==2.15.*", "==2.15.*"),
+            (">=2.12,==2.*", ">=2.12,==2.*"),
+            (">=2.12", ">=2.12"),
+            (">=2.12,<3.1", ">=2.12,<3.1"),
+            ("<2.14", "<2.14"),
+            ("", ""),
+        ] {
+            assert_eq!(resolved_first(spec), want, "{spec}");
+        }
     }
 
     #[test]
