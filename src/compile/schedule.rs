@@ -10,7 +10,15 @@
 //!   gets `--threads N` with N = the free slots shared among the nvcc compiles ready to start
 //!   (at least 1, at most its device passes), and holds N slots while it runs: with fewer
 //!   compiles than cores each one compiles its architectures in parallel; as the queue grows,
-//!   N shrinks to 1.
+//!   N shrinks to 1. A compile whose expected time is a larger share of the ready compiles'
+//!   gets that share of the free slots instead (`time_share`, at most its device passes): a
+//!   file that dominates the build compiles its architectures in parallel from its start
+//!   while the short ones share what is left. On the first build the expectation is an
+//!   estimate (`Job::estimate`), later the time the step took here.
+//! - nvcc's `--split-compile` is never added: its output depends on which of its threads
+//!   finishes first (the PTX holds the partitions in completion order), so two builds of the
+//!   same source would give different wheels. A project that accepts that sets it in
+//!   `nvcc-flags` itself.
 //! - With a build cluster (`Options::remote`) the slots are the jobs the cluster takes at once.
 //!   A compile sent there whose share of the free slots (by expected time) is more than one
 //!   gets a thread per device pass (sccache then ships those passes at once), so the longest
@@ -77,6 +85,23 @@ pub(crate) fn thread_budget(free_slots: usize, ready_compiles: usize) -> usize {
     (free_slots / ready_compiles.max(1)).max(1)
 }
 
+/// The slots a compile's expected time is worth among the ready compiles': `free` shared in
+/// proportion to expected seconds (`secs` of `total`), rounded to the nearest. A compile that dominates
+/// the ready work (a long templated file beside short ones) gets a thread per device pass at
+/// its start, instead of the even share `thread_budget` gives; it cannot get more later, once
+/// the short ones have finished, so its share is taken when it starts.
+pub(crate) fn time_share(secs: f64, total: f64, free: usize) -> usize {
+    if total <= 0.0 || secs <= 0.0 {
+        return 0;
+    }
+    let share = (secs / total * free as f64).round();
+    if share >= free as f64 {
+        free
+    } else {
+        share as usize
+    }
+}
+
 /// How many threads of `per_thread` bytes fit in what `limit` leaves beside `in_use`;
 /// `None` when not even one does (and something else runs, so the step must wait).
 pub(crate) fn memory_fit(
@@ -131,7 +156,7 @@ impl Stats {
         let (label, secs) = &times[0];
         if *secs >= 60.0 && *secs >= 0.5 * self.secs && label.starts_with("nvcc") {
             out.push(format!(
-                "hint: {label} took {secs:.0} s of {:.0} s; it compiles once per arch: the extension's own `archs` (or a separate extension for that file) narrows it, a compiler cache (`compiler-launcher = \"ccache\"`, with remote storage to share it across machines) reuses it (nvcc's `--split-compile` spreads one file over the cores too, but its objects differ from run to run: the wheel is then not reproducible)",
+                "hint: {label} took {secs:.0} s of {:.0} s; it compiles once per arch (its archs already run in parallel where slots are free): the extension's own `archs` (or a separate extension for that file) narrows it, a compiler cache (`compiler-launcher = \"ccache\"`, with remote storage to share it across machines) reuses it (nvcc's `--split-compile` spreads one file over the cores too, but its objects differ from run to run: the wheel is then not reproducible)",
                 self.secs
             ));
         }
@@ -335,6 +360,13 @@ fn pick(
         .filter(|&&r| steps[r].job.threadable && opts.is_remote(r))
         .map(|&r| expected[r])
         .sum();
+    // The expected seconds of the ready compiles that run here.
+    let local_ready: f64 = st
+        .ready
+        .iter()
+        .filter(|&&r| steps[r].job.threadable && !opts.is_remote(r))
+        .map(|&r| expected[r])
+        .sum();
     for pos in order {
         let index = st.ready[pos];
         let job = &steps[index].job;
@@ -365,7 +397,10 @@ fn pick(
                 job.passes.clamp(1, 1 + spare)
             }
         } else {
-            thread_budget(free.min(local_free), ready_compiles).min(job.passes.max(1))
+            let here = free.min(local_free);
+            thread_budget(here, ready_compiles)
+                .max(time_share(expected[index], local_ready, here))
+                .min(job.passes.max(1))
         };
         if let Some(limit) = &opts.memory {
             let per = peaks[index].0;
@@ -759,6 +794,92 @@ mod tests {
     }
 
     #[test]
+    fn a_dominating_compile_gets_its_share_of_the_slots_and_an_even_build_is_unchanged() {
+        assert_eq!(time_share(360.0, 400.0, 2), 2);
+        assert_eq!(time_share(10.0, 40.0, 2), 1);
+        assert_eq!(time_share(360.0, 380.0, 16), 15);
+        assert_eq!(time_share(10.0, 10.0, 4), 4);
+        assert_eq!(time_share(1.0, 0.0, 4), 0);
+        assert_eq!(time_share(0.0, 4.0, 4), 0);
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        // On 2 slots: one 2-pass compile expected 40 s beside three expected 2 s (a long
+        // templated file next to small ones). It is picked first, and its share (40 of 46 s)
+        // is worth both slots: `--threads 2`; the short ones then run one at a time.
+        let shaped = |prefix: &str, estimates: &[f64]| -> (Vec<String>, Vec<Step>) {
+            let names: Vec<String> = (0..estimates.len())
+                .map(|i| format!("{prefix}{i}"))
+                .collect();
+            let steps = names
+                .iter()
+                .zip(estimates)
+                .map(|(n, &estimate)| Step {
+                    job: Job {
+                        passes: 2,
+                        estimate,
+                        ..sleeper(d, n, 0.3)
+                    },
+                    after: vec![],
+                })
+                .collect();
+            (names, steps)
+        };
+        let (names, steps) = shaped("dom", &[40.0, 2.0, 2.0, 2.0]);
+        let cache = Cache::open(&d.join("dom"), "t".into());
+        let opts = Options {
+            workers: 2,
+            verbose: false,
+            cache: &cache,
+            jobserver: None,
+            memory: None,
+            remote: None,
+        };
+        let stats = run(&steps, &opts).unwrap();
+        assert_eq!(threads_given(d, &names), ["2", "", "", ""]);
+        assert_eq!(
+            stats.max_parallel, 2,
+            "the short ones overlap each other only"
+        );
+        // Control: four equal compiles on 2 slots get no `--threads`, as before.
+        let (names, steps) = shaped("even", &[10.0, 10.0, 10.0, 10.0]);
+        let cache = Cache::open(&d.join("even"), "t".into());
+        run(
+            &steps,
+            &Options {
+                cache: &cache,
+                memory: None,
+                remote: None,
+                ..opts
+            },
+        )
+        .unwrap();
+        assert_eq!(threads_given(d, &names), ["", "", "", ""]);
+        // A build that timed the steps: the recorded time decides, not the estimate (the
+        // estimates say the first is short; the records say it dominates).
+        let (names, steps) = shaped("timed", &[1.0, 9.0, 9.0, 9.0]);
+        let cache = Cache::open(&d.join("timed"), "t".into());
+        for (i, s) in steps.iter().enumerate() {
+            std::fs::write(&s.job.output, "x").unwrap();
+            let secs = if i == 0 { 300.0 } else { 5.0 };
+            cache
+                .remember_usage(&s.job, SystemTime::now(), secs, 1024)
+                .unwrap();
+            std::fs::remove_file(&s.job.output).unwrap();
+        }
+        run(
+            &steps,
+            &Options {
+                cache: &cache,
+                memory: None,
+                remote: None,
+                ..opts
+            },
+        )
+        .unwrap();
+        assert_eq!(threads_given(d, &names), ["2", "", "", ""]);
+    }
+
+    #[test]
     fn memory_admission_runs_fewer_steps_at_once() {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
@@ -878,8 +999,9 @@ mod tests {
         };
         assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 3);
         assert_eq!(threads_given(d, &names), ["2", "", "", "", ""]);
-        // Control: the same 4 slots on this machine share out by division (one thread each
-        // while more compiles are ready than slots).
+        // The same 4 slots on this machine: the long one's share of the ready work (4 of 8
+        // expected seconds) is worth 2 slots, so it starts with a thread per device pass too;
+        // the short ones share the 2 slots left, one thread each.
         let cache = Cache::open(&d.join("narrow-local"), "t".into());
         let local = Options {
             cache: &cache,
@@ -887,8 +1009,8 @@ mod tests {
             memory: None,
             ..narrow
         };
-        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 4);
-        assert_eq!(threads_given(d, &names), ["", "", "", "", ""]);
+        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 3);
+        assert_eq!(threads_given(d, &names), ["2", "", "", "", ""]);
         // Control: with two local slots the two local steps overlap, and one fails.
         let cache = Cache::open(&d.join("again"), "t".into());
         let two = Options {
