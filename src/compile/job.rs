@@ -412,22 +412,37 @@ pub(crate) fn compile_jobs(
                 detail: if cuda { codes.clone() } else { String::new() },
                 threadable: cuda,
                 passes: if cuda { passes } else { 1 },
-                // Until a build here has timed it: a device pass per architecture, longer for
-                // longer sources (a rough guess, only to order the first build).
-                estimate: {
-                    let kb = std::fs::metadata(&src.path).map_or(1.0, |m| m.len() as f64 / 1e3);
-                    if cuda {
-                        gencodes.len() as f64 * (1.0 + kb / 4.0)
-                    } else {
-                        0.2 + kb / 20.0
-                    }
-                },
+                estimate: estimate(&src.path, cuda, gencodes.len()),
                 cwd: None,
                 env: Vec::new(),
                 python_free: ext.split_library.is_some(),
             }
         })
         .collect()
+}
+
+/// Headers of CUDA template libraries: a file that includes one instantiates most of its device
+/// code from them, so its size says little about its compile time.
+const TEMPLATE_LIBRARIES: &[&str] = &["cub/", "thrust/", "cutlass/", "cute/", "cuda/std/"];
+
+/// Expected seconds of a compile until a build here has timed it (only to order the first
+/// build and share its slots): a device pass per architecture, longer for longer sources, and
+/// ten times longer for a CUDA file that includes a template library (CUB, Thrust, CUTLASS,
+/// CuTe, libcu++), which is what makes one file hold a build.
+fn estimate(path: &Path, cuda: bool, gencodes: usize) -> f64 {
+    let text = std::fs::read(path).unwrap_or_default();
+    let kb = (text.len() as f64 / 1e3).max(0.1);
+    if !cuda {
+        return 0.2 + kb / 20.0;
+    }
+    let templated = String::from_utf8_lossy(&text).lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with('#')
+            && l.contains("include")
+            && TEMPLATE_LIBRARIES.iter().any(|lib| l.contains(lib))
+    });
+    let weight = if templated { 10.0 } else { 1.0 };
+    weight * gencodes.max(1) as f64 * (1.0 + kb / 4.0)
 }
 
 /// nvcc's arguments for one CUDA source: `io` (`-c SRC -o OBJ`), the host compiler, the common
@@ -627,6 +642,26 @@ mod tests {
         assert!(e.to_string().contains("'/a $b/nvcc'"), "{e}");
         // The host compiler runs without a shell: anything goes.
         check_nvcc_args(&job("/usr/bin/g++", &["-DX=$HOME`id`\\"])).unwrap();
+    }
+
+    #[test]
+    fn a_file_of_template_library_code_is_expected_to_dominate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = tmp.path().join("plain.cu");
+        let heavy = tmp.path().join("heavy.cu");
+        let body = "__global__ void k(float *x) { x[0] = 1; }\n";
+        std::fs::write(&plain, body).unwrap();
+        std::fs::write(
+            &heavy,
+            format!("#include <cub/block/block_load.cuh>\n{body}"),
+        )
+        .unwrap();
+        let (p, h) = (estimate(&plain, true, 2), estimate(&heavy, true, 2));
+        assert!(h > 9.0 * p, "{h} vs {p}");
+        // A comment naming the library is not an include.
+        std::fs::write(&heavy, format!("// cub/ would help\n{body}")).unwrap();
+        assert!(estimate(&heavy, true, 2) < 1.1 * p);
+        assert!(estimate(&plain, false, 2) < p);
     }
 
     #[test]
