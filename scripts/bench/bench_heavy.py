@@ -73,7 +73,7 @@ def make_project(dest: Path, case: str, scale: int) -> tuple[Path, str, list[str
         names.append("heavy")
     elif case == "conv":
         archs = ["80", "90"]
-        (dest / "csrc/heavy.cu").write_text(heavy_source(3 * scale, "heavy"))
+        (dest / "csrc/heavy.cu").write_text(heavy_source(2 * scale, "heavy"))
         names.append("heavy")
         for i in range(3):
             (dest / f"csrc/small{i}.cu").write_text(SMALL.replace("NAME", f"small{i}"))

@@ -6,10 +6,12 @@
 # device_heavy (GPU machine, no GPU needed): scripts/bench/bench_heavy.py with the machine's
 #   /usr/local/cuda: the one-CUB-file project (one arch), the causal-conv1d shape (one heavy
 #   templated file beside three small ones, archs 80 + 90) and a project where no file
-#   dominates, each built cold by both backends (HEAVY_RUNS interleaved runs, default 3; HEAVY_SCALE
-#   multiplies the heavy files, default 2), and nvcc by hand on the dominating file (plain,
-#   `--threads 0`, `--split-compile 0`). Prints the table; fails when the two backends' wheels
-#   differ.
+#   dominates, each built cold by both backends, and nvcc by hand on the dominating file
+#   (plain, `--threads 0`, `--split-compile 0`). Prints the table; fails when the two backends'
+#   wheels differ. HEAVY_CPUS (a taskset list, e.g. 0-1: a quiet 2-core machine; default all
+#   cores), HEAVY_CASES (default conv,even,heavy1), HEAVY_RUNS (interleaved runs, default 3),
+#   HEAVY_SCALE (multiplies the heavy files, default 1) change the defaults; one call of the
+#   device tool runs at most 10 minutes, so run the cases in separate calls.
 
 prepare_heavy() {
   local out=$GPU/heavy base=${HEAVY_BASE:-5422f4e} tree
@@ -22,11 +24,13 @@ prepare_heavy() {
 }
 
 device_heavy() {
-  local table
+  local table pin=()
   table=$(mktemp /tmp/cudawheel-heavy.XXXX)
-  echo "device_heavy: $(nproc) cores, $(/usr/local/cuda/bin/nvcc --version | tail -n1)" >&2
-  CUDAWHEEL_WHEELHOUSE=$GPU python3 scripts/bench/bench_heavy.py --base-wheel "$GPU/heavy/base" \
-    --cuda-home /usr/local/cuda --runs "${HEAVY_RUNS:-3}" --scale "${HEAVY_SCALE:-2}" | tee "$table" || return 1
+  [[ -n ${HEAVY_CPUS:-} ]] && pin=(taskset -c "$HEAVY_CPUS")
+  echo "device_heavy: $(nproc) cores, pinned to ${HEAVY_CPUS:-all}, $(/usr/local/cuda/bin/nvcc --version | tail -n1)" >&2
+  CUDAWHEEL_WHEELHOUSE=$GPU "${pin[@]}" python3 scripts/bench/bench_heavy.py --base-wheel "$GPU/heavy/base" \
+    --cuda-home /usr/local/cuda --runs "${HEAVY_RUNS:-3}" --scale "${HEAVY_SCALE:-1}" \
+    --cases "${HEAVY_CASES:-conv,even,heavy1}" | tee "$table" || return 1
   if grep -E '^(heavy1|conv|even) +(today|new) ' "$table" | grep -q ' NO$'; then
     echo "device_heavy: the two backends built different wheels" >&2; return 1
   fi
