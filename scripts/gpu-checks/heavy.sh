@@ -10,7 +10,8 @@
 #   (plain, `--threads 0`, `--split-compile 0`). Prints the table; fails when the two backends'
 #   wheels differ. HEAVY_CPUS (a taskset list, e.g. 0-1: a quiet 2-core machine; default all
 #   cores), HEAVY_CASES (default conv,even,heavy1), HEAVY_RUNS (interleaved runs, default 3),
-#   HEAVY_SCALE (multiplies the heavy files, default 1) change the defaults; one call of the
+#   HEAVY_SCALE (multiplies the heavy files, default 1), HEAVY_HAND=0 (no nvcc-by-hand rows)
+#   change the defaults; one call of the
 #   device tool runs at most 10 minutes, so run the cases in separate calls.
 
 prepare_heavy() {
@@ -24,13 +25,14 @@ prepare_heavy() {
 }
 
 device_heavy() {
-  local table pin=()
+  local table pin=() hand=()
   table=$(mktemp /tmp/cudawheel-heavy.XXXX)
   [[ -n ${HEAVY_CPUS:-} ]] && pin=(taskset -c "$HEAVY_CPUS")
+  [[ ${HEAVY_HAND:-1} == 0 ]] && hand=(--no-hand)
   echo "device_heavy: $(nproc) cores, pinned to ${HEAVY_CPUS:-all}, $(/usr/local/cuda/bin/nvcc --version | tail -n1)" >&2
   CUDAWHEEL_WHEELHOUSE=$GPU "${pin[@]}" python3 scripts/bench/bench_heavy.py --base-wheel "$GPU/heavy/base" \
     --cuda-home /usr/local/cuda --runs "${HEAVY_RUNS:-3}" --scale "${HEAVY_SCALE:-1}" \
-    --cases "${HEAVY_CASES:-conv,even,heavy1}" | tee "$table" || return 1
+    --cases "${HEAVY_CASES:-conv,even,heavy1}" "${hand[@]}" | tee "$table" || return 1
   if grep -E '^(heavy1|conv|even) +(today|new) ' "$table" | grep -q ' NO$'; then
     echo "device_heavy: the two backends built different wheels" >&2; return 1
   fi
