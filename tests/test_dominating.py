@@ -1,7 +1,8 @@
 """A file that dominates the build starts with the free slots (nvcc `--threads`, one per arch)
 instead of an even share, and the wheel is byte-identical to a build that gave it none; a
 project where no file dominates is scheduled as before. The first build has no timings, so the
-file is recognised by its estimate: a CUDA file that includes a template library (CUB here)."""
+file is recognised by its estimate: a CUDA file that includes a template library (CUB here).
+Control: CUDAWHEEL_EVEN_SHARE=1 (the schedule from before) gives that file one thread."""
 
 from __future__ import annotations
 
@@ -48,11 +49,11 @@ def project(root: Path, dominating: bool) -> Path:
     return root
 
 
-def build(py: Path, proj: Path, out: Path, jobs: int) -> tuple[str, dict[str, str]]:
+def build(py: Path, proj: Path, out: Path, jobs: int, **env) -> tuple[str, dict[str, str]]:
     """A cold build: the wheel's sha256 and each nvcc compile's command from build.log."""
     shutil.rmtree(proj / "build", ignore_errors=True)
     proc = run([py, "-m", "cudawheel", "wheel", proj, "-o", out],
-               env=clean_env(CUDAWHEEL_JOBS=str(jobs), SOURCE_DATE_EPOCH="1700000000"))
+               env=clean_env(CUDAWHEEL_JOBS=str(jobs), SOURCE_DATE_EPOCH="1700000000", **env))
     wheel = Path(proc.stdout.strip().splitlines()[-1])
     log = next((proj / "build").rglob("build.log")).read_text()
     # Each step: `== nvcc csrc/heavy.cu (1.2 s)`, then `$ <command>`.
@@ -74,6 +75,10 @@ def test_a_dominating_file_gets_the_free_slots_and_the_same_wheel(toolkit_python
     one, commands = build(toolkit_python, proj, tmp_path / "one", 1)
     assert all("--threads" not in c for c in commands.values()), commands
     assert two == one, "the split build's wheel differs from the unsplit one"
+    # Control: the schedule from before time shares gives it an even share, one thread.
+    even, commands = build(toolkit_python, proj, tmp_path / "even", 2, CUDAWHEEL_EVEN_SHARE="1")
+    assert "--threads" not in commands["csrc/heavy.cu"], commands["csrc/heavy.cu"]
+    assert even == one
 
 
 def test_without_a_dominating_file_the_first_compiles_share_evenly(toolkit_python, tmp_path):

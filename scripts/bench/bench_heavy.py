@@ -2,20 +2,24 @@
 """One file that holds the build: does cudawheel spread it over the idle cores, and how close
 does it get to nvcc run by hand with the best flags?
 
-    python3 scripts/bench/bench_heavy.py --base-wheel DIR [--runs 3] [--cases heavy1,conv,even]
-                                         [--scale 1] [--cuda-home /usr/local/cuda]
+    python3 scripts/bench/bench_heavy.py [--cpus 0-1,all] [--budget 480] [--runs 3]
+                                         [--cases conv,heavy1,even] [--scale 1] [--cuda-home DIR]
 
-Three generated torch-free projects, each built cold (a fresh build-dir) by two backends, the
-runs interleaved (load from other jobs hits every variant alike):
-- heavy1: one CUB translation unit (radix sort, reduce, scan over several type pairs: the memory
-  benchmark's kernels in one file) beside a small C++ module, one arch (sm_90);
-- conv: the causal-conv1d shape: one heavy templated .cu beside three small ones, archs 80 + 90;
+Three generated torch-free projects, each built cold (a fresh build-dir), the runs interleaved
+(load from other jobs hits every variant alike):
+- conv: the causal-conv1d shape: one heavy templated .cu (CUB radix sort, reduce, scan: the
+  memory benchmark's kernels) beside three small ones and a C++ module, archs 80 + 90;
+- heavy1: one CUB translation unit beside a C++ module, one arch (sm_90): what nvcc cannot
+  split further;
 - even: four .cu files of equal weight, archs 80 + 90 (no file dominates: must not be slower).
 
-Variants: `today` (the backend wheel in --base-wheel, built from the base commit), `new` (the
-wheel in CUDAWHEEL_WHEELHOUSE or wheelhouse/), and nvcc by hand on the dominating file alone
-(the floor of any build that compiles it: `plain`, `--threads 0`, and `--split-compile 0`, the
-last reported with whether two runs gave the same object). Prints one table: medians, the
+Variants: `today` (the backend in CUDAWHEEL_WHEELHOUSE or wheelhouse/ with
+CUDAWHEEL_EVEN_SHARE=1: the schedule from before time shares), `new` (the same backend as it
+schedules now), and nvcc by hand on the dominating file alone (the floor of any build that
+compiles it: `plain`, `--threads 0`, and `--split-compile 0`, the last reported with whether
+its runs gave the same object). Each `--cpus` entry (a taskset list, or `all`) is a separate
+table. Rounds (one build of every variant of every case and CPU set, in rotating order) repeat
+up to --runs while the next round fits in --budget seconds. Prints the tables: medians, the
 spread (max-min over median) as the noise, the ratio against `today`, and whether `today` and
 `new` built byte-identical wheels. Needs the CUDA 13 toolkit (scripts/env/install-cuda.sh, or
 --cuda-home). Not a test: timings depend on the machine.
@@ -69,7 +73,7 @@ def make_project(dest: Path, case: str, scale: int) -> tuple[Path, str, list[str
     names = []
     if case == "heavy1":
         archs = ["90"]
-        (dest / "csrc/heavy.cu").write_text(heavy_source(4 * scale, "heavy"))
+        (dest / "csrc/heavy.cu").write_text(heavy_source(2 * scale, "heavy"))
         names.append("heavy")
     elif case == "conv":
         archs = ["80", "90"]
@@ -116,11 +120,11 @@ def venv(name: str, wheel_dir: Path, env: dict) -> Path:
     return py
 
 
-def build(py: Path, project: Path, out: Path, env: dict) -> tuple[float, str]:
+def build(py: Path, project: Path, out: Path, env: dict, pin: list[str]) -> tuple[float, str]:
     """One cold build: (seconds, sha256 of the wheel)."""
     shutil.rmtree(project / "build", ignore_errors=True)
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [str(py), "-m", "cudawheel", "wheel", str(project), "-o", str(out)]
+    cmd = [*pin, str(py), "-m", "cudawheel", "wheel", str(project), "-o", str(out)]
     start = time.monotonic()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     secs = time.monotonic() - start
@@ -131,12 +135,12 @@ def build(py: Path, project: Path, out: Path, env: dict) -> tuple[float, str]:
 
 
 def by_hand(nvcc: str, project: Path, src: str, gencodes: list[str], extra: list[str], env: dict,
-            tag: str) -> tuple[float, str]:
+            tag: str, pin: list[str]) -> tuple[float, str]:
     """nvcc alone on the dominating file: (seconds, sha256 of the object)."""
     out = WORK / "hand" / tag
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    cmd = [nvcc, "-c", src, "-o", str(out / "k.o"), "-O3", "-DNDEBUG", "-Xcompiler", "-fPIC",
+    cmd = [*pin, nvcc, "-c", src, "-o", str(out / "k.o"), "-O3", "-DNDEBUG", "-Xcompiler", "-fPIC",
            "-objtemp", "-Xcudafe", f"--orig_src_path_name={src}", *gencodes, *extra]
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
@@ -146,16 +150,22 @@ def by_hand(nvcc: str, project: Path, src: str, gencodes: list[str], extra: list
     return secs, hashlib.sha256((out / "k.o").read_bytes()).hexdigest()[:12]
 
 
+HAND = {"nvcc by hand": [], "nvcc --threads 0": ["--threads", "0"],
+        "nvcc --split-compile 0": ["--split-compile", "0", "--threads", "0"]}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--base-wheel", type=Path, required=True, help="folder with today's backend wheel")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cases", default="heavy1,conv,even")
+    ap.add_argument("--cpus", default="all", help="comma-separated taskset lists, or all (e.g. 0-1,all)")
+    ap.add_argument("--budget", type=float, default=480, help="seconds: no round starts that would end later")
+    ap.add_argument("--runs", type=int, default=3, help="at most this many rounds")
+    ap.add_argument("--cases", default="conv,heavy1,even")
     ap.add_argument("--scale", type=int, default=1, help="multiplies the heavy files' instantiations")
     ap.add_argument("--cuda-home", help="a toolkit already on the machine (else install-cuda.sh 13)")
     ap.add_argument("--no-hand", action="store_true", help="skip the nvcc-by-hand rows")
     args = ap.parse_args()
 
+    started = time.monotonic()
     WORK.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDAWHEEL_", "CUDA", "SCCACHE_", "CCACHE_"))}
     env["PIP_CACHE_DIR"] = str(CACHE / "pip")
@@ -163,48 +173,76 @@ def main() -> None:
     home = args.cuda_home or subprocess.run(
         ["bash", ROOT / "scripts/env/install-cuda.sh", "13", CACHE / "toolchains/cu13"], env=env,
         capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-    new_dir = Path(os.environ.get("CUDAWHEEL_WHEELHOUSE", ROOT / "wheelhouse"))
-    pys = {"today": venv("venv-today", args.base_wheel, env), "new": venv("venv-new", new_dir, env)}
+    py = venv("venv-new", Path(os.environ.get("CUDAWHEEL_WHEELHOUSE", ROOT / "wheelhouse")), env)
     env.update(CUDA_HOME=home, SOURCE_DATE_EPOCH="1700000000")
+    today_env = {**env, "CUDAWHEEL_EVEN_SHARE": "1"}
     nvcc = str(Path(home) / "bin/nvcc")
-    cores = os.cpu_count() or 1
 
-    rows = []
-    for case in args.cases.split(","):
-        project, dominating, gencodes = make_project(WORK / case, case, args.scale)
-        variants = {name: (lambda py=py: build(py, project, WORK / "out", env)) for name, py in pys.items()}
-        if not args.no_hand:
-            hand = {"nvcc by hand": [], "nvcc --threads 0": ["--threads", "0"],
-                    "nvcc --split-compile 0": ["--split-compile", "0", "--threads", "0"]}
-            for name, extra in hand.items():
-                variants[name] = (lambda extra=extra, name=name:
-                                  by_hand(nvcc, project, dominating, gencodes, extra, env, name.replace(" ", "_")))
-        times: dict[str, list[float]] = {v: [] for v in variants}
-        hashes: dict[str, set[str]] = {v: set() for v in variants}
-        for r in range(args.runs):
-            # Interleaved, and the order rotates so no variant always runs after the same one.
-            names = list(variants)
-            names = names[r % len(names):] + names[:r % len(names)]
-            for name in names:
-                secs, digest = variants[name]()
-                times[name].append(secs)
-                hashes[name].add(digest)
-                log(f"{case} run {r + 1}: {name} {secs:.1f} s ({digest})")
-        base = statistics.median(times["today"])
-        same = hashes["today"] == hashes["new"] and len(hashes["new"]) == 1
-        for name in variants:
-            med = statistics.median(times[name])
-            noise = (max(times[name]) - min(times[name])) / med
-            if name in pys:
-                identical = "yes" if same else "NO"
-            else:
-                identical = "same object each run" if len(hashes[name]) == 1 else "DIFFERS run to run"
-            rows.append((case, name, med, noise, base / med, identical))
+    # (cpus, case, variant) -> a callable giving (seconds, digest)
+    variants: dict[tuple[str, str, str], object] = {}
+    for cpus in args.cpus.split(","):
+        pin = [] if cpus == "all" else ["taskset", "-c", cpus]
+        for case in args.cases.split(","):
+            project, dominating, gencodes = make_project(WORK / case, case, args.scale)
+            out = WORK / "out"
+            variants[cpus, case, "today"] = lambda p=project, o=out, pin=pin: build(py, p, o, today_env, pin)
+            variants[cpus, case, "new"] = lambda p=project, o=out, pin=pin: build(py, p, o, env, pin)
+            if args.no_hand or case == "even":
+                continue
+            for name, extra in HAND.items():
+                tag = f"{case}_{name.replace(' ', '_')}"
+                variants[cpus, case, name] = (lambda p=project, d=dominating, g=gencodes, x=extra, pin=pin,
+                                              t=tag: by_hand(nvcc, p, d, g, x, env, t, pin))
+    times: dict[tuple, list[float]] = {v: [] for v in variants}
+    hashes: dict[tuple, set[str]] = {v: set() for v in variants}
+    last_round = 0.0
+    for r in range(args.runs):
+        if r and time.monotonic() - started + last_round > args.budget:
+            log(f"stopping after {r} rounds: another would pass the {args.budget:.0f} s budget")
+            break
+        round_start = time.monotonic()
+        # Interleaved, and the order rotates so no variant always runs after the same one.
+        keys = list(variants)
+        keys = keys[r % len(keys):] + keys[:r % len(keys)]
+        for key in keys:
+            secs, digest = variants[key]()
+            times[key].append(secs)
+            hashes[key].add(digest)
+            log(f"run {r + 1}: {' / '.join(key)} {secs:.1f} s ({digest})")
+        last_round = time.monotonic() - round_start
+        tables(args, variants, times, hashes, home, r + 1)
+        sys.stdout.flush()
 
-    print(f"\n{cores} cores, {args.runs} interleaved runs per variant, nvcc from {home}")
-    print(f"{'case':<7} {'variant':<24} {'median s':>9} {'noise':>6} {'vs today':>9}  bytes")
-    for case, name, med, noise, ratio, identical in rows:
-        print(f"{case:<7} {name:<24} {med:>9.1f} {noise:>5.0%} {ratio:>8.2f}x  {identical}")
+def tables(args, variants, times, hashes, home, rounds) -> None:
+    """The tables of the rounds so far (printed after each, so a run stopped early keeps them)."""
+    print(f"\n=== after {rounds} round(s)")
+    for cpus in args.cpus.split(","):
+        n = (os.cpu_count() or 1) if cpus == "all" else len(os.sched_getaffinity(0) & parse_cpus(cpus))
+        print(f"\n{n} cores ({'taskset -c ' + cpus if cpus != 'all' else 'all'}), interleaved cold builds, "
+              f"nvcc from {home}")
+        print(f"{'case':<7} {'variant':<24} {'runs':>4} {'median s':>9} {'noise':>6} {'vs today':>9}  bytes")
+        for case in args.cases.split(","):
+            base = statistics.median(times[cpus, case, "today"])
+            same = hashes[cpus, case, "today"] == hashes[cpus, case, "new"] and len(hashes[cpus, case, "new"]) == 1
+            for key in [k for k in variants if k[:2] == (cpus, case)]:
+                ts = times[key]
+                med = statistics.median(ts)
+                noise = (max(ts) - min(ts)) / med
+                if key[2] in ("today", "new"):
+                    identical = "yes" if same else "NO"
+                else:
+                    identical = "same object each run" if len(hashes[key]) == 1 else "DIFFERS run to run"
+                    if len(ts) == 1:
+                        identical = "one run"
+                print(f"{case:<7} {key[2]:<24} {len(ts):>4} {med:>9.1f} {noise:>5.0%} {base / med:>8.2f}x  {identical}")
+
+
+def parse_cpus(spec: str) -> set[int]:
+    out: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 if __name__ == "__main__":

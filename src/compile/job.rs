@@ -421,6 +421,14 @@ pub(crate) fn compile_jobs(
         .collect()
 }
 
+/// `CUDAWHEEL_EVEN_SHARE=1`: the schedule from before time shares (every ready compile an even
+/// share of the free slots, the first build's estimate from the file's size alone), so that a
+/// benchmark can measure it beside the current one with the same backend. Read once.
+pub(crate) fn even_share() -> bool {
+    static EVEN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *EVEN.get_or_init(|| std::env::var_os("CUDAWHEEL_EVEN_SHARE").is_some_and(|v| v == "1"))
+}
+
 /// Headers of CUDA template libraries: a file that includes one instantiates most of its device
 /// code from them, so its size says little about its compile time.
 const TEMPLATE_LIBRARIES: &[&str] = &["cub/", "thrust/", "cutlass/", "cute/", "cuda/std/"];
@@ -441,7 +449,11 @@ fn estimate(path: &Path, cuda: bool, gencodes: usize) -> f64 {
             && l.contains("include")
             && TEMPLATE_LIBRARIES.iter().any(|lib| l.contains(lib))
     });
-    let weight = if templated { 10.0 } else { 1.0 };
+    let weight = if templated && !even_share() {
+        10.0
+    } else {
+        1.0
+    };
     weight * gencodes.max(1) as f64 * (1.0 + kb / 4.0)
 }
 

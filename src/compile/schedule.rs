@@ -398,8 +398,13 @@ fn pick(
             }
         } else {
             let here = free.min(local_free);
+            let share = if super::job::even_share() {
+                0
+            } else {
+                time_share(expected[index], local_ready, here)
+            };
             thread_budget(here, ready_compiles)
-                .max(time_share(expected[index], local_ready, here))
+                .max(share)
                 .min(job.passes.max(1))
         };
         if let Some(limit) = &opts.memory {
