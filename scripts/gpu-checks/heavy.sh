@@ -7,7 +7,8 @@
 #   cores: the causal-conv1d shape (one CUB file beside three small ones, archs 80 + 90), one CUB
 #   file alone (one arch) and a project where no file dominates, each built cold with the
 #   schedule from before time shares (`today`, CUDAWHEEL_EVEN_SHARE=1) and as it is now (`new`),
-#   plus nvcc by hand on the dominating file (plain, `--threads 0`, `--split-compile 0`).
+#   plus nvcc by hand on the causal-conv1d shape's CUB file (plain, `--threads 0`,
+#   `--split-compile 0`).
 #   Interleaved rounds while they fit in HEAVY_BUDGET seconds (default 450: one call of the
 #   device tool runs at most 10 minutes, with the venv and the install around it); the tables
 #   are printed after every round. Fails when the two schedules' wheels differ.
