@@ -9,7 +9,7 @@
 #   schedule from before time shares (`today`, CUDAWHEEL_EVEN_SHARE=1) and as it is now (`new`),
 #   plus nvcc by hand on the causal-conv1d shape's CUB file (plain, `--threads 0`,
 #   `--split-compile 0`).
-#   Interleaved rounds while they fit in HEAVY_BUDGET seconds (default 450: one call of the
+#   Interleaved rounds while they fit in HEAVY_BUDGET seconds (default 500: one call of the
 #   device tool runs at most 10 minutes, with the venv and the install around it); the tables
 #   are printed after every round. Fails when the two schedules' wheels differ.
 #   HEAVY_CPUS (default "0-1,all"), HEAVY_CASES (default conv,heavy1,even), HEAVY_RUNS (at most,
@@ -33,7 +33,7 @@ device_heavy() {
   [[ ${HEAVY_HAND:-1} == 0 ]] && hand=(--no-hand)
   echo "device_heavy: $(nproc) cores, $(/usr/local/cuda/bin/nvcc --version | tail -n1)" >&2
   CUDAWHEEL_WHEELHOUSE=$GPU/heavy python3 scripts/bench/bench_heavy.py --cuda-home /usr/local/cuda \
-    --cpus "${HEAVY_CPUS:-0-1,all}" --budget "${HEAVY_BUDGET:-450}" --runs "${HEAVY_RUNS:-3}" \
+    --cpus "${HEAVY_CPUS:-0-1,all}" --budget "${HEAVY_BUDGET:-500}" --runs "${HEAVY_RUNS:-3}" \
     --scale "${HEAVY_SCALE:-1}" --cases "${HEAVY_CASES:-conv,heavy1,even}" "${hand[@]}" | tee "$table" || return 1
   if grep -E '^(heavy1|conv|even) +(today|new) ' "$table" | grep -q ' NO$'; then
     echo "device_heavy: the two schedules built different wheels" >&2; return 1
