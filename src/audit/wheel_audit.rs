@@ -72,7 +72,7 @@ fn origin_dirs(member: &str, rpath: &[String]) -> Vec<String> {
 }
 
 /// The catalogue entry whose shared libraries include `soname`'s stem.
-fn nvidia_entry(soname: &str) -> Option<&'static catalog::CatalogEntry> {
+pub(crate) fn nvidia_entry(soname: &str) -> Option<&'static catalog::CatalogEntry> {
     catalog::CATALOG.iter().find(|e| {
         e.shared.iter().any(|s| {
             let stem = format!("lib{s}.so");
