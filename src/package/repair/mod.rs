@@ -112,7 +112,7 @@ pub(crate) fn repair_wheel(
     let scratch = tempfile::tempdir().map_err(|e| RepairError::io(wheel, e))?;
     let input = WheelIn::read(wheel)?;
     let needs = Needs::of(&input, settings)?;
-    for line in &needs.removed_rpaths {
+    for line in &needs.status {
         ui::status(line);
     }
     // Grafting first: auditwheel drops every RPATH entry outside the wheel, so the NVIDIA
@@ -124,7 +124,18 @@ pub(crate) fn repair_wheel(
             "grafting {} with auditwheel (NVIDIA's libraries excluded: they come from their wheels)",
             needs.foreign.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
-        let grafted = tools::graft(wheel, &needs, settings, scratch.path())?;
+        // auditwheel reads the members RECORD lists: the wheel is written anew with a RECORD
+        // that lists all of them (a foreign build's RECORD may not).
+        let normalized = scratch.path().join("normalized");
+        std::fs::create_dir_all(&normalized).map_err(|e| RepairError::io(&normalized, e))?;
+        let mut files = Files::default();
+        for m in &input.members {
+            files.add_bytes(&m.path, m.bytes.clone(), m.executable);
+        }
+        let name = wheel.file_name().unwrap_or_default().to_string_lossy();
+        let normalized =
+            archive::write_wheel(&normalized, &name, &input.dist_info, files, None, None)?;
+        let grafted = tools::graft(&normalized, &needs, settings, scratch.path())?;
         WheelIn::read(&grafted)?
     };
     let mut members = input.members.clone();

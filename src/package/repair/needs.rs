@@ -34,8 +34,9 @@ pub(super) struct Needs {
     pub(super) foreign: BTreeSet<String>,
     /// Folders where the foreign libraries were found (for auditwheel's search).
     pub(super) foreign_dirs: Vec<PathBuf>,
-    /// Status lines: each RPATH entry removed, and why.
-    pub(super) removed_rpaths: Vec<String>,
+    /// Status lines: each RPATH entry removed, and why; each requirement floor not read from
+    /// an installed wheel.
+    pub(super) status: Vec<String>,
 }
 
 /// The name the repaired wheel carries.
@@ -121,11 +122,19 @@ impl Needs {
                 wheel: input.name_parts.join("-"),
             }
         })?;
+        let mut status = check_rpaths(&reports, &own, &nvidia_sonames)?;
         let mut nvidia = BTreeMap::new();
         for soname in &nvidia_sonames {
-            nvidia.insert(soname.clone(), nvidia_for(soname, major, &sys_path)?);
+            let (n, installed) = nvidia_for(soname, major, &sys_path)?;
+            if !installed {
+                status.push(format!(
+                    "{soname}: no {} installed here, so its requirement's floor is the SONAME's major ({})",
+                    n.provider.dist,
+                    n.provider.requirement()
+                ));
+            }
+            nvidia.insert(soname.clone(), n);
         }
-        let removed_rpaths = check_rpaths(&reports, &own, &nvidia_sonames)?;
         let mut foreign_dirs = Vec::new();
         for (lib, (member, report)) in &foreign {
             match locate(lib, report) {
@@ -145,7 +154,7 @@ impl Needs {
             torch: torch_needed.then(|| torch_provider(&sys_path)).flatten(),
             foreign: foreign.into_keys().collect(),
             foreign_dirs,
-            removed_rpaths,
+            status,
         })
     }
 
@@ -281,8 +290,13 @@ fn cuda_major(sonames: &BTreeSet<String>, sys_path: &[PathBuf], s: &RepairSettin
 }
 
 /// Where `soname` comes from for CUDA `major`, and its requirement's floor: the version of the
-/// NVIDIA wheel installed here, else the SONAME's major (`libcufft.so.12` -> 12.0).
-fn nvidia_for(soname: &str, major: u32, sys_path: &[PathBuf]) -> Result<Nvidia, RepairError> {
+/// NVIDIA wheel installed here, else the SONAME's major (`libcufft.so.12` -> 12.0); and whether
+/// it was installed.
+fn nvidia_for(
+    soname: &str,
+    major: u32,
+    sys_path: &[PathBuf],
+) -> Result<(Nvidia, bool), RepairError> {
     let layout = nvidia_entry(soname)
         .and_then(|e| e.wheel(major))
         .ok_or_else(|| RepairError::NoWheelForMajor {
@@ -299,14 +313,15 @@ fn nvidia_for(soname: &str, major: u32, sys_path: &[PathBuf]) -> Result<Nvidia, 
         Some((*r.first()?, r.get(1).copied().unwrap_or(0)))
     });
     let floor = installed.unwrap_or((soname_major(soname), 0));
-    Ok(Nvidia {
+    let n = Nvidia {
         site_dir,
         provider: Provider {
             dist: layout.dist.to_string(),
             floor,
             within_minor: false,
         },
-    })
+    };
+    Ok((n, installed.is_some()))
 }
 
 /// torch as installed here (`torch>=X.Y,<X.(Y+1)`: its C++ ABI changes between minors).
