@@ -15,7 +15,6 @@ linker names CMake looks for, cached in the test cache."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
