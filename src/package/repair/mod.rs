@@ -289,3 +289,41 @@ fn platform_tag(
         .collect();
     Ok(elf_rules::manylinux_tag(&list, &machine, &provided, minor)?)
 }
+
+/// The part of a repair that reads the wheel and decides, run on a wheel held in memory
+/// (`path`: its file name) with no tool and no file written: what each ELF needs, the RPATH
+/// each would get, the new METADATA, the loaders and helpers. The fuzz target's door to the
+/// repair's readers; returns the decisions as text.
+pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, RepairError> {
+    let settings = RepairSettings::standalone().with_cuda_major(Some(13));
+    let input = WheelIn::from_reader(path, std::io::Cursor::new(wheel))?;
+    let needs = Needs::of(&input, &settings)?;
+    let mut out = needs.status.clone();
+    let mut reports = BTreeMap::new();
+    for m in input.members.iter().filter(|m| m.is_elf()) {
+        if let Ok(r) = crate::inspect::elf::parse(Path::new(&m.path), &m.bytes) {
+            out.push(format!(
+                "{}: {}",
+                m.path,
+                needs.rpath_for(&m.path, &r).join(":")
+            ));
+            reports.insert(m.path.clone(), r);
+        }
+    }
+    let stem = needs.dist_stem(&input, &settings);
+    out.push(dist_info::metadata(
+        &input.metadata,
+        &stem.display,
+        &needs,
+        &settings,
+    ));
+    for ext in loader::extensions(&input.members, &settings)? {
+        out.push(format!("{} -> {}", ext.loader_path, ext.real_path));
+    }
+    for (path, text) in loader::helpers(&input.members, &reports, &needs, &settings, &stem.display)
+    {
+        out.push(format!("{path}: {} bytes", text.len()));
+    }
+    out.push(format!("{}-{}", input.version_part(), input.python_abi()));
+    Ok(out)
+}

@@ -1,7 +1,7 @@
 //! The wheel being repaired, read whole: its members (bytes, executable bit), its `.dist-info`
 //! folder and METADATA, the parts of its file name.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use super::RepairError;
@@ -32,6 +32,18 @@ pub(super) struct WheelIn {
 
 impl WheelIn {
     pub(super) fn read(path: &Path) -> Result<WheelIn, RepairError> {
+        let file = std::fs::File::open(path).map_err(|e| RepairError::Read {
+            wheel: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        WheelIn::from_reader(path, file)
+    }
+
+    /// The wheel read from `archive`; `path` gives its file name (and names it in messages).
+    pub(super) fn from_reader<R: Read + Seek>(
+        path: &Path,
+        archive: R,
+    ) -> Result<WheelIn, RepairError> {
         let bad = |message: String| RepairError::Read {
             wheel: path.display().to_string(),
             message,
@@ -52,8 +64,7 @@ impl WheelIn {
                     .into(),
             ));
         }
-        let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
-        let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
+        let mut zip = zip::ZipArchive::new(archive).map_err(|e| bad(e.to_string()))?;
         let mut members = Vec::new();
         for i in 0..zip.len() {
             let mut entry = zip.by_index(i).map_err(|e| bad(e.to_string()))?;
