@@ -7,8 +7,9 @@ manylinux tag, a RECORD that matches, cudawheel's audit passing. It imports in a
 machine, which has no FFTW (FFTW is fetched from Debian's archive and unpacked, never installed):
 the grafted copy is what loads. Controls: without the grafted libraries the import fails on
 libfftw3; without nvidia-cufft the import helper, run first by the loader, names the wheel to
-install. Errors: a library no NVIDIA wheel provides and that is nowhere to graft, and an
-absolute RPATH into a build environment, each one line, no wheel left.
+install. Errors: a library no NVIDIA wheel provides and that is nowhere to graft, an absolute
+RPATH into a build environment (control: the same library elsewhere is grafted), and auditwheel
+missing, each one line, no wheel left.
 
 The CUDA toolkit for the build is a folder made from NVIDIA's wheels (nvcc, runtime, cuFFT) with the
 linker names CMake looks for, cached in the test cache."""
@@ -238,3 +239,14 @@ def test_an_rpath_into_a_build_environment_is_one_error(repair_python, toolkit, 
     ok = run([repair_python, "-m", "cudawheel", "repair", wheel, "-w", out], env=clean_env())
     (fixed,) = out.glob("*.whl")
     assert any(n.startswith("tiny.libs/libfoo-") for n in Wheel(fixed).names), ok.stderr
+
+
+def test_without_auditwheel_it_is_one_error(backend_python, toolkit, tmp_path):
+    """A library to graft and no auditwheel beside the interpreter or on PATH."""
+    wheel = _tiny_wheel(tmp_path, toolkit, tmp_path / "opt/foo/lib")
+    out = tmp_path / "out"
+    proc = run([backend_python, "-m", "cudawheel", "repair", wheel, "-w", out], env=clean_env(PATH="/usr/bin:/bin"),
+               check=False)
+    line = _one_error(proc, out)
+    assert line.endswith("auditwheel is not installed: `repair` runs it (to graft libraries no wheel provides)"), line
+    assert "hint: pip install auditwheel" in proc.stderr
