@@ -151,7 +151,6 @@ def test_the_wheels_are_free_threaded_and_version_specific(built):
     for kind, (wheel, _, _log) in wheels.items():
         name = wheel.name
         assert re.fullmatch(rf"{PACKAGE[kind]}_cu13-0\.1\.0-cp313-cp313t-manylinux_2_\d+_x86_64\.whl", name), name
-        print(kind, name)
         w = Wheel(wheel)
         w.check_record()
         [so] = [n for n in w.names if n.endswith(".so")]
