@@ -76,6 +76,10 @@ pub(crate) fn build(
         // Only the `build_wheel` hook asks for one wheel of a split project.
         ui::status("split = \"library\": a PEP 517 frontend takes one wheel, so this is one ordinary wheel (GPU code inside); `python -m cudawheel wheel . -o dist --python PY ...` writes the library wheel and the binding wheels");
     }
+    if let (Some(minor), None) = (r.config.tool.py_limited_api, r.plan.limited_api) {
+        let tag = &built.tag;
+        ui::status(&format!("py-limited-api = \"cp3{minor}\": Python {}.{}t is free-threaded, where the limited API does not exist (before 3.15's abi3t), so this is a version-specific {}-{} wheel", r.python.version.0, r.python.version.1, tag.python, tag.abi));
+    }
     let helpers = import_helpers(&r, &built);
     if wheels == Wheels::Editable {
         place_editable(&r, &built, &helpers)?;

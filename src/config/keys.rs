@@ -379,6 +379,14 @@ config_struct! {
             read: optional(Field::bindings),
             doc: "Binding library of this extension (extensions only).",
         }
+        free_threaded: bool {
+            key: "free-threaded",
+            ty: Ty::Bool,
+            default: "false",
+            only_in: "extension",
+            read: or_default(Field::boolean),
+            doc: "The module is GIL-free: on a free-threaded Python (3.13t, 3.14t) a nanobind or jax extension is built in nanobind's free-threaded form (NB_FREE_THREADED, as nanobind_add_module's FREE_THREADED), so importing it keeps the GIL off. A C API or pybind11 module declares this in its source instead (the Py_mod_gil slot, py::mod_gil_not_used()). No effect on GIL Pythons.",
+        }
         /// Required, but checked by the plan (`plan::target_kind`), after the other keys.
         destination: Option<String> {
             key: "destination",

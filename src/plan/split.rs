@@ -197,6 +197,7 @@ fn library_of(
         link_flags: own.link_flags,
         cuda_libraries: t.cuda_libraries.clone(),
         link_with: Vec::new(),
+        free_threaded: false,
         rdc: t.rdc,
         optional: t.optional,
         bindings: Bindings::None,

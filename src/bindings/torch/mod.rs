@@ -315,6 +315,7 @@ mod tests {
             wheel_path: "muladd/_C.abi3.so".into(),
             archs: None,
             split_library: None,
+            free_threaded: false,
         }
     }
 
