@@ -9,6 +9,7 @@ pub(crate) mod archive;
 mod editable;
 mod import_helper;
 pub(crate) mod metadata;
+pub(crate) mod repair;
 pub(crate) mod sdist;
 pub(crate) mod variants;
 pub(crate) mod wheel;
