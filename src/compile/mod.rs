@@ -15,6 +15,8 @@ mod log;
 pub(crate) mod memory;
 pub(crate) mod schedule;
 mod stable_paths;
+pub(crate) mod wrapped;
+pub(crate) mod wrapped_env;
 
 use std::path::Path;
 
