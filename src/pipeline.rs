@@ -518,6 +518,15 @@ pub(crate) fn wrapped_requires(
         scratch: &build_dir.join("wrapped/hooks"),
         env: &env,
     };
+    // A misspelled library would silently be missing from the build environment.
+    for name in w.tool.wrap_libraries.iter().flatten() {
+        crate::libraries::spec_for(
+            name,
+            toolchain::PIP_MAJOR,
+            &w.tool,
+            "tool.cudawheel.libraries",
+        )?;
+    }
     let mut reqs = inner.requires(hook, &w.passed)?;
     if hook == "get_requires_for_build_wheel" {
         reqs.extend(crate::resolve::build_requirements(

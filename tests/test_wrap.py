@@ -153,6 +153,21 @@ def test_a_missing_inner_backend_is_one_line(backend_python, tmp_path):
                      "in pyproject.toml"), proc.stderr
 
 
+def test_requirements_are_the_wrapped_backends_then_the_toolkit_and_libraries(wheelhouse, tmp_path):
+    py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "scikit-build-core")
+    tool = 'build-backend = "scikit_build_core.build"\nlibraries = ["cufft"]\n'
+    project = wrapped_copy(JAX_FFI, tmp_path / "p", tool)
+    env = clean_env(PATH=f"{py.parent}:/usr/bin:/bin")  # no cmake or ninja: scikit-build-core asks for them
+    reqs = run([py, "-m", "cudawheel", "requires", project], env=env).stdout.split()
+    assert any(r.startswith("cmake") for r in reqs) and any(r.startswith("ninja") for r in reqs), reqs
+    assert "cuda-toolkit[cccl,cudart,cufft,nvcc]>=13,<14" in reqs, reqs
+    # A misspelled library is an error, not a build without it.
+    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace('"cufft"', '"cuff"'))
+    proc = run([py, "-m", "cudawheel", "requires", project], env=env, check=False)
+    assert proc.returncode == 1 and "`tool.cudawheel.libraries` names the library \"cuff\"" in proc.stderr, proc.stderr
+    assert 'did you mean "cufft"?' in proc.stderr, proc.stderr
+
+
 def test_a_cmake_project_that_finds_no_cuda_says_what_it_was_given(wheelhouse, tmp_path):
     project = tmp_path / "wrap-no-cuda"
     shutil.copytree(DATA / "wrap-no-cuda", project)
