@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -153,7 +154,7 @@ def test_a_missing_inner_backend_is_one_line(backend_python, tmp_path):
                      "in pyproject.toml"), proc.stderr
 
 
-def test_requirements_are_the_wrapped_backends_then_the_toolkit_and_libraries(wheelhouse, tmp_path):
+def test_requirements_and_sdist_come_from_the_wrapped_backend(wheelhouse, tmp_path):
     py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "scikit-build-core")
     tool = 'build-backend = "scikit_build_core.build"\nlibraries = ["cufft"]\n'
     project = wrapped_copy(JAX_FFI, tmp_path / "p", tool)
@@ -166,6 +167,15 @@ def test_requirements_are_the_wrapped_backends_then_the_toolkit_and_libraries(wh
     proc = run([py, "-m", "cudawheel", "requires", project], env=env, check=False)
     assert proc.returncode == 1 and "`tool.cudawheel.libraries` names the library \"cuff\"" in proc.stderr, proc.stderr
     assert 'did you mean "cufft"?' in proc.stderr, proc.stderr
+    # The sdist is scikit-build-core's own: the project's files, its pyproject.toml as written.
+    proc = run([py, "-m", "cudawheel", "sdist", project, "-o", tmp_path / "sdist"], env=env)
+    sdist = Path(proc.stdout.strip())
+    assert sdist.name == "jax_ffi_example-0.0.1.tar.gz", proc.stdout
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        pyproject = tar.extractfile("jax_ffi_example-0.0.1/pyproject.toml").read().decode()
+    assert {"CMakeLists.txt", "src/jax_ffi_example/cuda_examples.cu", "pyproject.toml"} <= names, names
+    assert 'build-backend = "cudawheel"' in pyproject and 'build-backend = "scikit_build_core.build"' in pyproject
 
 
 def test_a_cmake_project_that_finds_no_cuda_says_what_it_was_given(wheelhouse, tmp_path):
