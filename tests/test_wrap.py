@@ -178,6 +178,15 @@ def test_requirements_and_sdist_come_from_the_wrapped_backend(wheelhouse, tmp_pa
     assert 'build-backend = "cudawheel"' in pyproject and 'build-backend = "scikit_build_core.build"' in pyproject
 
 
+def test_an_editable_install_is_refused_in_one_line(backend_python, tmp_path):
+    project = wrapped_copy(JAX_FFI, tmp_path / "p", 'build-backend = "scikit_build_core.build"\n')
+    proc = run([backend_python, "-c", "import cudawheel; cudawheel.get_requires_for_build_editable()"], cwd=project,
+               env=clean_env(), check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("cudawheel: error: An editable install is not made in wrap mode "
+                                  '(`tool.cudawheel.build-backend` = "scikit_build_core.build")'), proc.stderr
+
+
 def test_a_cmake_project_that_finds_no_cuda_says_what_it_was_given(wheelhouse, tmp_path):
     project = tmp_path / "wrap-no-cuda"
     shutil.copytree(DATA / "wrap-no-cuda", project)
