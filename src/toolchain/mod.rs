@@ -3,7 +3,8 @@
 //!
 //! Finds nvcc (system toolkit or NVIDIA's pip wheels) and what it accepts, its one header set
 //! (`headers`), the host compiler or zig (`zig`), the compiler launcher (`launcher`), and the
-//! toolchain's identity for caches (`identity`); records where each came from. Runs
+//! toolchain's identity for caches (`identity`); records where each came from. For builds cudawheel
+//! does not run, `toolkit_dir` makes a standard-layout toolkit folder from NVIDIA's wheels. Runs
 //! `nvcc --version` / `--list-gpu-arch` to learn the toolkit; compiles nothing.
 
 use std::collections::BTreeMap;
