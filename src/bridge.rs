@@ -191,6 +191,18 @@ fn doctor(
     })
 }
 
+/// `env(project, settings, python_json) -> [(name, value)]`: the environment of a build
+/// cudawheel does not run (the toolkit folder, `CUDACXX`, `CUDA_HOME`, the archs, ...).
+#[pyfunction]
+fn env(
+    py: Python<'_>,
+    project: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Vec<(String, String)>> {
+    with_request(py, project, settings, python_json, commands::env)
+}
+
 /// `wheels(project, output_dir, majors, settings, python_json, library=True) -> [paths]`: one
 /// build per CUDA major (none: the configured one), with `split = "library"` the binding wheel
 /// and, when `library`, the library wheel; for a variant build then the variants index.
@@ -267,6 +279,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(size_report, m)?)?;
     m.add_function(wrap_pyfunction!(variants_json, m)?)?;
     m.add_function(wrap_pyfunction!(repair, m)?)?;
+    m.add_function(wrap_pyfunction!(env, m)?)?;
     m.add("BuildError", m.py().get_type::<BuildError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

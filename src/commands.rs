@@ -26,6 +26,9 @@ pub(crate) fn wheels(
     wheel_dir: &Path,
     library: bool,
 ) -> Result<Vec<PathBuf>, Error> {
+    if let Some(w) = crate::config::wrapped::load(req.source_tree, req.overrides)? {
+        return Ok(vec![pipeline::wrapped(&w, req, wheel_dir)?]);
+    }
     let config = Config::load(req.source_tree, req.overrides)?;
     let wheels = match config.tool.split {
         Some(_) => Wheels::Split { library },
@@ -150,4 +153,14 @@ pub(crate) fn repair(
         }
     }
     Ok(written)
+}
+
+/// `python -m cudawheel env`: the environment a build cudawheel does not run needs to find
+/// cudawheel's CUDA toolkit and choices (the toolkit folder, made in `build-dir/toolkit`;
+/// `CUDACXX`, `CUDA_HOME`, `CUDAToolkit_ROOT`, the archs, host compiler, launcher,
+/// parallelism), as `(name, value)` pairs in order.
+pub(crate) fn env(req: &Request<'_>) -> Result<Vec<(String, String)>, Error> {
+    let w = crate::config::wrapped::load_for_env(req.source_tree, req.overrides)?;
+    let prepared = crate::compile::wrapped_env::prepare(&w, &req.overrides.env, req.python)?;
+    Ok(prepared.env.vars)
 }

