@@ -95,6 +95,7 @@ impl Hint for ZigError {
             ],
             ZigError::Torch { .. } => vec![
                 "drop `manylinux` for torch extensions: the host compiler's tag is the one torch's own wheels need anyway (manylinux_2_28)".into(),
+                "or write the extension against torch's stable ABI and set `torch-stable-abi`: such an extension passes no C++ type to torch and builds in zig mode".into(),
             ],
         }
     }
@@ -189,10 +190,12 @@ pub(crate) fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
     if tool.system_rpath {
         return Err(ZigError::SystemRpath);
     }
-    let torch = |b: Option<crate::config::Bindings>| {
-        b.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+    // A stable-ABI torch extension passes no C++ type to torch: zig's libc++ is fine there.
+    let pinned_torch = |e: &crate::config::TargetConfig| {
+        e.bindings.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+            && e.torch_stable_abi.or(tool.torch_stable_abi).is_none()
     };
-    if let Some(i) = tool.extensions.iter().position(|e| torch(e.bindings)) {
+    if let Some(i) = tool.extensions.iter().position(pinned_torch) {
         let key = match tool.extensions[i].bindings {
             Some(_) => format!("tool.cudawheel.extension[{i}].bindings"),
             None => "tool.cudawheel.bindings".to_string(),
