@@ -117,9 +117,36 @@ fn merge_requirements(deps: &[Requirement], derived: &[&String]) -> (Vec<String>
             let names: Vec<String> = extras.iter().map(|e| e.to_string()).collect();
             format!("[{}]", names.join(","))
         };
-        lines.push(format!("{}{extras}{}", dep.name, specs.join(",")));
+        lines.push(format!(
+            "{}{extras}{}",
+            dep.name,
+            highest_floor_only(specs).join(",")
+        ));
     }
     (lines, taken)
+}
+
+/// Of several `>=` floors only the highest says anything (`>=2.0,>=2.11` -> `>=2.11`).
+fn highest_floor_only(specs: Vec<String>) -> Vec<String> {
+    let floor = |s: &String| {
+        pep440_rs::VersionSpecifier::from_str(s)
+            .ok()
+            .filter(|v| *v.operator() == pep440_rs::Operator::GreaterThanEqual)
+            .map(|v| v.version().clone())
+    };
+    let highest = specs.iter().filter_map(floor).max();
+    let mut kept_floor = false;
+    specs
+        .into_iter()
+        .filter(|s| match floor(s) {
+            Some(v) if Some(&v) == highest.as_ref() && !kept_floor => {
+                kept_floor = true;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        })
+        .collect()
 }
 
 /// METADATA (wheel) or PKG-INFO (sdist).
@@ -316,7 +343,7 @@ mod tests {
             lines,
             [
                 "torch>=2.15,<2.16",
-                "nvidia-cuda-runtime[extra1]>=13.0,>=13.2,<14",
+                "nvidia-cuda-runtime[extra1]>=13.2,<14",
                 // Control: a dependency with a marker keeps its line; the derived one stays apart.
                 "numpy ; python_full_version >= '3.10'",
                 "jax>=0.4",
