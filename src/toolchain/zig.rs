@@ -202,6 +202,14 @@ pub(crate) fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
         };
         return Err(ZigError::Torch { key });
     }
+    let stable_torch = |e: &crate::config::TargetConfig| {
+        e.bindings.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+    };
+    if tool.extensions.iter().any(stable_torch) {
+        // Measured: a C++ exception of libc++ reaches torch's libstdc++ frames as a foreign
+        // exception, and torch's handler does not catch it.
+        crate::ui::warn("zig mode links LLVM's libc++ into the stable-ABI torch extension: a C++ exception leaving a kernel (a failed STD_TORCH_CHECK) aborts the process instead of raising RuntimeError in Python; check inputs in Python before calling the operator, or build without `manylinux` for torch's own error path");
+    }
     crate::inspect::manylinux::known_policy(value.minor, machine).map_err(|known| {
         ZigError::UnknownPolicy {
             minor: value.minor,

@@ -8,6 +8,11 @@ __all__ = ["axpy"]
 
 def axpy(x: Tensor, y: Tensor, alpha: float) -> Tensor:
     """``alpha * x + y`` computed by one kernel (CPU or CUDA)."""
+    # Checked here too, so that a bad call raises in Python whichever C++ runtime the kernels
+    # were built with (the kernels check again).
+    if x.shape != y.shape or x.dtype != torch.float or y.dtype != torch.float:
+        raise ValueError(f"axpy: float32 tensors of one shape expected, got {x.dtype} {tuple(x.shape)} "
+                         f"and {y.dtype} {tuple(y.shape)}")
     return torch.ops.torch_axpy.axpy.default(x, y, alpha)
 
 
