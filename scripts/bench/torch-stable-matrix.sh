@@ -38,18 +38,23 @@ venv() {  # venv DIR REQ...
   [[ $# -eq 0 ]] || uv pip install -q -p "$dir/bin/python" "$@"
 }
 
+project() {  # a copy of the example (its build folder stays out of the repository)
+  rm -rf "$WORK/$1"
+  cp -r "$ROOT/examples/torch_stable" "$WORK/$1"
+  echo "$WORK/$1"
+}
+
 build_cu13() {
   venv "$WORK/b13" cudawheel "torch>=2.11" "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"
-  "$WORK/b13/bin/python" -m cudawheel wheel "$ROOT/examples/torch_stable" -o "$WORK/w13" \
-    -C archs=90-real -C build-dir="$WORK/build13" | tail -n1
+  "$WORK/b13/bin/python" -m cudawheel wheel "$(project p13)" -o "$WORK/w13" -C archs=90-real | tail -n1
 }
 
 build_cu12() {
   local home
   home=$(bash "$ROOT/scripts/env/install-cuda.sh" 12 "$CACHE/toolchains/cu12" | tail -n1)
   venv "$WORK/b12" cudawheel "torch==2.10.0"
-  CUDA_HOME=$home "$WORK/b12/bin/python" -m cudawheel wheel "$ROOT/examples/torch_stable" \
-    -o "$WORK/w12" -C archs=80-real -C cuda=12 -C toolkit=system -C build-dir="$WORK/build12" | tail -n1
+  CUDA_HOME=$home "$WORK/b12/bin/python" -m cudawheel wheel "$(project p12)" \
+    -o "$WORK/w12" -C archs=80-real -C cuda=12 -C toolkit=system | tail -n1
 }
 
 CHECK='

@@ -437,6 +437,74 @@ mod tests {
     }
 
     #[test]
+    fn stable_abi_targets_link_the_shims_and_require_an_open_range() {
+        let doc: toml::Table = toml::from_str("torch-stable-abi = \"2.12\"").unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        // The build torch must be at or above the floor.
+        assert_eq!(requirement(&tool, 13), "torch>=2.12");
+        let doc: toml::Table = toml::from_str("torch-stable-abi = \"2.10\"").unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert_eq!(requirement(&tool, 13), "torch>=2.11");
+        assert_eq!(requirement(&tool, 12), "torch>=2.10,<2.11");
+        let found = |name: &str| FoundLibrary {
+            name: name.into(),
+            include_dirs: Vec::new(),
+            shared: Vec::new(),
+            statics: Vec::new(),
+            ldflags: Vec::new(),
+            site_lib_dir: None,
+            outside_dir: None,
+            provider: Some(Provider {
+                dist: DIST.into(),
+                floor: (2, 15),
+                span: Span::Minor,
+            }),
+            found_in: String::new(),
+            wheel_dist: None,
+        };
+        let all: BTreeMap<String, FoundLibrary> = GROUPS
+            .iter()
+            .map(|(g, _)| (g.to_string(), found(g)))
+            .collect();
+        let mut t = target(Lang::Cuda);
+        t.torch_stable_abi = Some((2, 10));
+        let libs = libraries_of(&t, true, 13, &all);
+        let names: Vec<&str> = libs.iter().map(|(g, _)| g.as_str()).collect();
+        assert_eq!(names, ["torch_cpu", "torch_cuda_shims"]);
+        let p = libs[0].1.provider.as_ref().unwrap();
+        assert_eq!(p.requirement(), "torch>=2.11");
+        assert_eq!(
+            libraries_of(&t, true, 12, &all)[0]
+                .1
+                .provider
+                .as_ref()
+                .unwrap()
+                .requirement(),
+            "torch>=2.10,<2.11"
+        );
+        let mut cpu = target(Lang::Cxx);
+        cpu.torch_stable_abi = Some((2, 10));
+        let libs = libraries_of(&cpu, true, 13, &all);
+        assert_eq!(libs.len(), 1);
+        assert_eq!(
+            libs[0].1.provider.as_ref().unwrap().requirement(),
+            "torch>=2.10"
+        );
+        // Flags: the target version for both compilers, USE_CUDA for nvcc, no C++ ABI defines.
+        apply(&mut t, &info());
+        assert_eq!(
+            t.defines,
+            [
+                "TORCH_EXTENSION_NAME=_C",
+                "TORCH_TARGET_VERSION=0x020a000000000000",
+                "MINE=1"
+            ]
+        );
+        assert_eq!(t.nvcc_flags[0], "-DUSE_CUDA");
+        assert_eq!(t.nvcc_flags.last().unwrap(), "-lineinfo");
+    }
+
+    #[test]
     fn cuda_major_must_match_minor_warns() {
         let key = Some("tool.cudawheel.extension[0]");
         assert!(check_cuda(&info(), &nvcc(13, 2), key).unwrap().is_none());
