@@ -38,9 +38,10 @@ venv() {  # venv DIR REQ...
   [[ $# -eq 0 ]] || uv pip install -q -p "$dir/bin/python" "$@"
 }
 
-project() {  # a copy of the example (its build folder stays out of the repository)
-  rm -rf "$WORK/$1"
-  cp -r "$ROOT/examples/torch_stable" "$WORK/$1"
+project() {  # a copy of the example (its build folder stays out of the repository; a rerun
+  # with the same WORK reuses it)
+  mkdir -p "$WORK/$1"
+  cp -r "$ROOT/examples/torch_stable/." "$WORK/$1/"
   echo "$WORK/$1"
 }
 
@@ -52,7 +53,8 @@ build_cu13() {
 build_cu12() {
   local home
   home=$(bash "$ROOT/scripts/env/install-cuda.sh" 12 "$CACHE/toolchains/cu12" | tail -n1)
-  venv "$WORK/b12" cudawheel "torch==2.10.0"
+  # torch 2.10's torch.utils.cpp_extension imports setuptools.
+  venv "$WORK/b12" cudawheel "torch==2.10.0" setuptools
   CUDA_HOME=$home "$WORK/b12/bin/python" -m cudawheel wheel "$(project p12)" \
     -o "$WORK/w12" -C archs=80-real -C cuda=12 -C toolkit=system | tail -n1
 }

@@ -446,6 +446,14 @@ mod tests {
         let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
         assert_eq!(requirement(&tool, 13), "torch>=2.11");
         assert_eq!(requirement(&tool, 12), "torch>=2.10,<2.11");
+        // torch 2.10's cpp_extension imports setuptools: the CUDA 12 builds get it too.
+        let doc: toml::Table = toml::from_str(
+            "bindings = \"torch\"\n[[extension]]\nname = \"a._C\"\nsources = [\"a.cpp\"]",
+        )
+        .unwrap();
+        let with_ext = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert!(crate::bindings::requirements(&with_ext, 12).contains(&"setuptools".to_string()));
+        assert!(!crate::bindings::requirements(&with_ext, 13).contains(&"setuptools".to_string()));
         let found = |name: &str| FoundLibrary {
             name: name.into(),
             include_dirs: Vec::new(),
