@@ -85,9 +85,14 @@ cell() {  # cell WHEEL TORCH -> one table cell
   rm -rf "$dir"
 }
 
+RUNTIME='
+import importlib.metadata as m
+found = [(d.metadata["Name"], d.version) for d in m.distributions()]
+print(next((n + " " + v for n, v in found if n.startswith("nvidia-cuda-runtime")), "no CUDA runtime"))
+'
+
 runtime() {  # the CUDA runtime wheel the venv got
-  "$1/bin/python" -c 'import importlib.metadata as m
-print(next((f"{d.metadata[\"Name\"]} {d.version}" for d in m.distributions() if d.metadata["Name"].startswith("nvidia-cuda-runtime")), "no CUDA runtime"))'
+  "$1/bin/python" -c "$RUNTIME"
 }
 
 picked() {  # the torch an installer picks for the wheel alone
