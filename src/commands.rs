@@ -102,6 +102,8 @@ pub(crate) struct AuditReport {
     /// Each as the build's own audit prints it: where, what, the fix.
     pub(crate) violations: Vec<String>,
     pub(crate) gpu_code: BTreeMap<String, GpuCode>,
+    /// Each torch extension's ABI: stable, or the symbols that pin it to one torch minor.
+    pub(crate) torch_abi: BTreeMap<String, String>,
 }
 
 pub(crate) fn audit(wheel: &Path) -> Result<AuditReport, Error> {
@@ -111,6 +113,7 @@ pub(crate) fn audit(wheel: &Path) -> Result<AuditReport, Error> {
             .map(ToString::to_string)
             .collect(),
         gpu_code: wheel_audit::gpu_code_of_wheel(wheel)?,
+        torch_abi: wheel_audit::torch_abi_of_wheel(wheel)?,
     })
 }
 

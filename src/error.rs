@@ -40,6 +40,8 @@ pub(crate) enum Error {
     #[error(transparent)]
     RuntimeSymbols(#[from] Box<crate::audit::runtime_symbols::RuntimeTooOld>),
     #[error(transparent)]
+    StableAbi(#[from] Box<crate::audit::torch_abi::StableAbiBroken>),
+    #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
     #[error(transparent)]
     Repair(#[from] crate::package::repair::RepairError),
@@ -80,6 +82,7 @@ impl Hint for Error {
             Error::WrapEnv(e) => e.hints(),
             Error::Size(e) => e.hints(),
             Error::RuntimeSymbols(e) => e.hints(),
+            Error::StableAbi(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
@@ -133,6 +136,7 @@ impl From<crate::audit::built::CheckError> for Error {
         match e {
             crate::audit::built::CheckError::Elf(e) => Error::Elf(e),
             crate::audit::built::CheckError::Runtime(e) => Error::RuntimeSymbols(e),
+            crate::audit::built::CheckError::StableAbi(e) => Error::StableAbi(e),
         }
     }
 }

@@ -187,6 +187,8 @@ fn compile_and_link(r: &Resolved) -> Result<Built, Error> {
         system_rpath: tool.system_rpath,
         headers: &tc.headers,
         cudart: r.libs.get("cudart"),
+        objects: &g.objects,
+        root: &r.config.root,
     };
     let checked = audit::built::check(&r.plan.targets, &out_dir, &want)?;
     // Requires-Dist derived from what was linked must be what discovery expected.

@@ -67,6 +67,7 @@ def _audit(wheels, as_json=False) -> int:
         floors = [{"package": package, "reason": reason, "cuda": list(cuda)}
                   for package, m in _helpers(wheel) for reason, cuda in getattr(m, "DRIVER_FLOORS", [])]
         report.append({"wheel": wheel, "ok": not violations, "violations": violations, "gpu_code": gpu,
+                       "torch_abi": result.get("torch_abi", {}),
                        "driver_floors": floors})
         if as_json:
             continue
@@ -75,6 +76,8 @@ def _audit(wheels, as_json=False) -> int:
             print(f"  {violation}")
         for path, code in gpu.items():
             print(_describe_gpu_code(path, code))
+        for path, line in result.get("torch_abi", {}).items():
+            print(f"  torch ABI {path}: {line}")
         for f in floors:
             print(f"  driver floor CUDA {f['cuda'][0]}.{f['cuda'][1]}+ ({f['package']}): {f['reason']}")
     if as_json:

@@ -133,6 +133,18 @@ pub(crate) fn gpu_code_of_wheel(path: &Path) -> Result<GpuCodes, AuditError> {
     Ok(gpu_codes(read_members(path, is_elf_name)?))
 }
 
+/// What `python -m cudawheel audit` says of each torch extension in the wheel at `path`:
+/// within the stable ABI, or which symbols tie it to one torch minor.
+pub(crate) fn torch_abi_of_wheel(
+    path: &Path,
+) -> Result<std::collections::BTreeMap<String, String>, AuditError> {
+    let members = read_members(path, is_elf_name)?;
+    Ok(crate::audit::torch_abi::verdicts(&members)
+        .into_iter()
+        .map(|(name, v)| (name, v.line()))
+        .collect())
+}
+
 /// `gpu_code_of_wheel` of a wheel held in memory (`path`: its file name, for messages).
 pub(crate) fn gpu_code_of_wheel_bytes(path: &Path, wheel: &[u8]) -> Result<GpuCodes, AuditError> {
     Ok(gpu_codes(members_of(
@@ -216,6 +228,9 @@ fn audit_members(
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut violations = variant_violations(&filename, &members);
+    for (file, problem, fix) in crate::audit::torch_abi::wheel_problems(&members, &requirements) {
+        violations.push(Violation { file, problem, fix });
+    }
     let platform = match crate::audit::variant_audit::split_wheel_name(&filename) {
         Some((_, _, Some(label))) => platform_before_label(&filename, label),
         _ => filename

@@ -176,6 +176,14 @@ config_struct! {
             read: optional(values::torch_version),
             doc: "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use.",
         }
+        /// `(2, 10)`: the oldest torch the `bindings = "torch"` extensions support.
+        torch_stable_abi: Option<(u64, u64)> {
+            key: "torch-stable-abi",
+            ty: Ty::Pattern("^[0-9]+\\.[0-9]+$"),
+            default: "none",
+            read: optional(values::torch_stable_abi),
+            doc: "e.g. \"2.10\": the `bindings = \"torch\"` extensions use only PyTorch's stable ABI (torch/csrc/stable, torch/headeronly, the aoti_torch_*/torch_* C shims) and run on that torch release and every later one: TORCH_TARGET_VERSION for every compiler, USE_CUDA for nvcc, no libtorch_python (only the torch libraries the objects use are NEEDED), the limited API (tag cp3N-abi3 with the oldest Python of that torch, unless `py-limited-api` says otherwise), `Requires-Dist: torch>=X.Y` with no upper bound (CUDA 13 builds: torch>=2.11, the first PyPI release built for CUDA 13; CUDA 12 builds: below 2.11) and NVIDIA floors that torch's pins satisfy. Every undefined symbol of the built file must come from the stable C shims, the limited Python API, the C/C++ runtime or CUDA, else the build fails naming the symbol and the object file using it. The torch in the build environment must be that release or newer. Allowed with `manylinux` (zig).",
+        }
         /// In bytes.
         max_memory: Option<u64> {
             key: "max-memory",
@@ -402,6 +410,15 @@ config_struct! {
             only_in: "extension",
             read: or_default(Field::boolean),
             doc: "The module is GIL-free: on a free-threaded Python (3.13t, 3.14t) a nanobind or jax extension is built in nanobind's free-threaded form (NB_FREE_THREADED, as nanobind_add_module's FREE_THREADED), so importing it keeps the GIL off. A C API or pybind11 module declares this in its source instead (the Py_mod_gil slot, py::mod_gil_not_used()). No effect on GIL Pythons.",
+        }
+        /// `None`: the top-level `torch-stable-abi`.
+        torch_stable_abi: Option<(u64, u64)> {
+            key: "torch-stable-abi",
+            ty: Ty::Pattern("^[0-9]+\\.[0-9]+$"),
+            default: "tool.cudawheel.torch-stable-abi",
+            only_in: "extension",
+            read: optional(values::torch_stable_abi),
+            doc: "This extension's stable-ABI torch floor (extensions with `bindings = \"torch\"` only); see the top-level key.",
         }
         /// Required, but checked by the plan (`plan::target_kind`), after the other keys.
         destination: Option<String> {

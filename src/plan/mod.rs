@@ -8,6 +8,7 @@ pub(crate) mod arch;
 pub(crate) mod arch_sources;
 pub(crate) mod driver_floors;
 pub(crate) mod split;
+pub(crate) mod torch_abi;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,8 @@ pub(crate) enum PlanError {
     Split(#[from] split::SplitError),
     #[error("`tool.cudawheel.packages`: the package folder {} does not exist", path.display())]
     MissingPackage { path: PathBuf },
+    #[error("`{key}` is set, but no extension it applies to uses `bindings = \"torch\"`")]
+    StableAbiWithoutTorch { key: String },
 }
 
 impl Hint for PlanError {
@@ -98,6 +101,9 @@ impl Hint for PlanError {
             ],
             PlanError::MissingPackage { .. } => vec![
                 "create the package folder under `python-source`, or fix `packages`".into(),
+            ],
+            PlanError::StableAbiWithoutTorch { .. } => vec![
+                "set `bindings = \"torch\"` on the extension (or at the top level), or remove `torch-stable-abi`".into(),
             ],
         }
     }
@@ -163,6 +169,8 @@ pub(crate) struct TargetPlan {
     /// Built in its binding library's free-threaded form: the project declares the module
     /// GIL-free (`free-threaded = true`) and the interpreter is free-threaded.
     pub(crate) free_threaded: bool,
+    /// `torch-stable-abi` of a torch extension: the oldest torch it supports, `(2, 10)`.
+    pub(crate) torch_stable_abi: Option<(u64, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -226,7 +234,7 @@ impl BuildPlan {
             return Err(PlanError::NoTargets);
         }
         // A free-threaded interpreter has no limited API: a version-specific build instead.
-        let limited_api = python.limited_api(tool.py_limited_api);
+        let limited_api = python.limited_api(torch_abi::limited_api(tool)?);
         let ext_suffix = match limited_api {
             Some(_) => ".abi3.so".to_string(),
             None => python.ext_suffix.clone(),
@@ -344,7 +352,7 @@ fn plan_target(
         include_dirs.push(path);
     }
     let bindings = bindings_of(t, is_lib, tool);
-    check_limited_api(t, bindings, tool.py_limited_api)?;
+    check_limited_api(t, bindings, torch_abi::limited_api(tool)?)?;
     check_free_threaded(t, bindings)?;
     let mut cuda_libraries: Vec<String> = Vec::new();
     for l in &t.cuda_libraries {
@@ -371,6 +379,7 @@ fn plan_target(
         archs: target_archs(t, bindings, tool)?,
         split_library: None,
         free_threaded: t.free_threaded && gil_disabled,
+        torch_stable_abi: torch_abi::of_target(t, bindings, tool)?,
     })
 }
 

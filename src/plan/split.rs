@@ -204,6 +204,7 @@ fn library_of(
         wheel_path: format!("{folder}/{soname}"),
         archs: t.archs.clone(),
         split_library: Some(requirement.to_string()),
+        torch_stable_abi: None,
     })
 }
 

@@ -305,6 +305,8 @@ fn platform_tag(
     for (path, r) in reports {
         provided.extend(r.soname.clone());
         provided.extend(path.rsplit('/').next().map(str::to_string));
+        // torch's libraries come with the torch the wheel requires, as for a torch build.
+        provided.extend(r.needed.iter().filter(|l| needs::is_torch(l)).cloned());
     }
     let Some(minor) = settings.manylinux else {
         let list: Vec<&elf_rules::ElfReport> = reports.values().collect();

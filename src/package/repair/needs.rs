@@ -335,10 +335,15 @@ fn nvidia_for(
         provider: Provider {
             dist: layout.dist.to_string(),
             floor,
-            within_minor: false,
+            span: crate::libraries::Span::Major,
         },
     };
     Ok((n, installed.is_some()))
+}
+
+/// A library torch's wheel ships (`libtorch_cpu.so`, `libc10.so`, ...).
+pub(super) fn is_torch(lib: &str) -> bool {
+    torch::provides(lib)
 }
 
 /// torch as installed here (`torch>=X.Y,<X.(Y+1)`: its C++ ABI changes between minors).
@@ -349,7 +354,7 @@ fn torch_provider(sys_path: &[PathBuf]) -> Option<Provider> {
         (dist == torch::DIST).then(|| Provider {
             dist,
             floor: (r[0], r.get(1).copied().unwrap_or(0)),
-            within_minor: true,
+            span: crate::libraries::Span::Minor,
         })
     })
 }
