@@ -17,6 +17,9 @@ step "sccache with dist-server (crates.io, built once into .cache/tools) and bub
 bash scripts/env/install-sccache-dist.sh >/dev/null
 step "Debian arm64 root and qemu-user-static for the cross-build test"
 bash scripts/env/make-arm64-root.sh >/dev/null
+step "free-threaded CPython 3.13.5t (Debian's source, built once into .cache/python) for the free-threaded tests and the backend's cp313t wheel"
+CUDAWHEEL_FT_PYTHON=$(bash scripts/env/python-ft.sh | tail -n1)
+export CUDAWHEEL_FT_PYTHON
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"

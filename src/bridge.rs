@@ -191,6 +191,18 @@ fn doctor(
     })
 }
 
+/// `env(project, settings, python_json) -> [(name, value)]`: the environment of a build
+/// cudawheel does not run (the toolkit folder, `CUDACXX`, `CUDA_HOME`, the archs, ...).
+#[pyfunction]
+fn env(
+    py: Python<'_>,
+    project: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Vec<(String, String)>> {
+    with_request(py, project, settings, python_json, commands::env)
+}
+
 /// `wheels(project, output_dir, majors, settings, python_json, library=True) -> [paths]`: one
 /// build per CUDA major (none: the configured one), with `split = "library"` the binding wheel
 /// and, when `library`, the library wheel; for a variant build then the variants index.
@@ -229,6 +241,28 @@ fn variants_json(py: Python<'_>, dir: &str) -> PyResult<Vec<String>> {
     detached(py, || commands::variants_json(Path::new(dir)).map(paths))
 }
 
+/// `repair(wheels, out_dir, python_json, cuda) -> [paths]`: each wheel repaired into
+/// `out_dir` for the interpreter `python_json` describes.
+#[pyfunction]
+#[pyo3(signature = (wheels, out_dir, python_json, cuda=None))]
+fn repair(
+    py: Python<'_>,
+    wheels: Vec<String>,
+    out_dir: &str,
+    python_json: &str,
+    cuda: Option<u32>,
+) -> PyResult<Vec<String>> {
+    let python: PythonInfo = serde_json::from_str(python_json).map_err(|e| {
+        BuildError::new_err(format!(
+            "cudawheel: internal error: bad interpreter facts: {e}"
+        ))
+    })?;
+    let wheels: Vec<std::path::PathBuf> = wheels.iter().map(std::path::PathBuf::from).collect();
+    detached(py, || {
+        commands::repair(&wheels, Path::new(out_dir), &python, cuda).map(paths)
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_requires_for_build_wheel, m)?)?;
@@ -244,6 +278,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(audit, m)?)?;
     m.add_function(wrap_pyfunction!(size_report, m)?)?;
     m.add_function(wrap_pyfunction!(variants_json, m)?)?;
+    m.add_function(wrap_pyfunction!(repair, m)?)?;
+    m.add_function(wrap_pyfunction!(env, m)?)?;
     m.add("BuildError", m.py().get_type::<BuildError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

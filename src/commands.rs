@@ -1,6 +1,7 @@
 //! The operations of `python -m cudawheel` beyond the hooks, one function each: the wheels of
 //! a project (per CUDA major, split library + bindings), and the readers of finished wheels
-//! (audit, GPU code, release size, the variants index). `bridge.rs` exposes each as one typed
+//! (audit, GPU code, release size, the variants index), and the repair of wheels built by
+//! anything. `bridge.rs` exposes each as one typed
 //! Python function.
 
 use std::collections::BTreeMap;
@@ -25,6 +26,9 @@ pub(crate) fn wheels(
     wheel_dir: &Path,
     library: bool,
 ) -> Result<Vec<PathBuf>, Error> {
+    if let Some(w) = crate::config::wrapped::load(req.source_tree, req.overrides)? {
+        return Ok(vec![pipeline::wrapped(&w, req, wheel_dir)?]);
+    }
     let config = Config::load(req.source_tree, req.overrides)?;
     let wheels = match config.tool.split {
         Some(_) => Wheels::Split { library },
@@ -98,6 +102,8 @@ pub(crate) struct AuditReport {
     /// Each as the build's own audit prints it: where, what, the fix.
     pub(crate) violations: Vec<String>,
     pub(crate) gpu_code: BTreeMap<String, GpuCode>,
+    /// Each torch extension's ABI: stable, or the symbols that pin it to one torch minor.
+    pub(crate) torch_abi: BTreeMap<String, String>,
 }
 
 pub(crate) fn audit(wheel: &Path) -> Result<AuditReport, Error> {
@@ -107,6 +113,7 @@ pub(crate) fn audit(wheel: &Path) -> Result<AuditReport, Error> {
             .map(ToString::to_string)
             .collect(),
         gpu_code: wheel_audit::gpu_code_of_wheel(wheel)?,
+        torch_abi: wheel_audit::torch_abi_of_wheel(wheel)?,
     })
 }
 
@@ -119,4 +126,44 @@ pub(crate) fn size_report(dir: &Path) -> Result<size::Release, Error> {
 /// the variant wheels in `dir`; returns the files written.
 pub(crate) fn variants_json(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(variants::index_for_dir(dir)?)
+}
+
+/// `python -m cudawheel repair WHEEL... -w OUT`: each wheel repaired into `out_dir`
+/// (`package::repair` with the standalone settings, for the interpreter `python`; `cuda`: the
+/// CUDA major when the wheel links no libcudart). All or nothing: on an error the wheels this
+/// command wrote before are removed. Returns the files written.
+pub(crate) fn repair(
+    wheels: &[PathBuf],
+    out_dir: &Path,
+    python: &crate::config::PythonInfo,
+    cuda: Option<u32>,
+) -> Result<Vec<PathBuf>, Error> {
+    use crate::package::repair::{repair_wheel, RepairSettings};
+    let settings = RepairSettings::standalone()
+        .with_python(python.clone())
+        .with_cuda_major(cuda);
+    let mut written = Vec::new();
+    for wheel in wheels {
+        ui::status(&format!("repairing {}", wheel.display()));
+        match repair_wheel(wheel, out_dir, &settings) {
+            Ok(path) => written.push(path),
+            Err(e) => {
+                for path in &written {
+                    let _ = std::fs::remove_file(path);
+                }
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// `python -m cudawheel env`: the environment a build cudawheel does not run needs to find
+/// cudawheel's CUDA toolkit and choices (the toolkit folder, made in `build-dir/toolkit`;
+/// `CUDACXX`, `CUDA_HOME`, `CUDAToolkit_ROOT`, the archs, host compiler, launcher,
+/// parallelism), as `(name, value)` pairs in order.
+pub(crate) fn env(req: &Request<'_>) -> Result<Vec<(String, String)>, Error> {
+    let w = crate::config::wrapped::load_for_env(req.source_tree, req.overrides)?;
+    let prepared = crate::compile::wrapped_env::prepare(&w, &req.overrides.env, req.python)?;
+    Ok(prepared.env.vars)
 }

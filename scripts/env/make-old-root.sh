@@ -4,8 +4,13 @@
 # Debian's archive. Needs root (debootstrap and chroot). Idempotent and locked: the root is
 # made once in DEST (default .cache/old-root/bullseye) and reused; prints its path.
 #
-#   bash scripts/env/make-old-root.sh [DEST]
+#   bash scripts/env/make-old-root.sh [DEST] [dev]
 #   chroot DEST python3.9 -c 'import sys; print(sys.version)'
+#
+# `dev` also installs, with apt-get inside the root (once), what building an extension in
+# there needs besides the Python packages: python3.9's headers and g++ (nvcc asks its default
+# host compiler for its properties even in `--dryrun`, when cudawheel reads nvcc's include
+# folders, also when zig is the build's host compiler).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DEST=${1:-$PWD/.cache/old-root/bullseye}
@@ -34,5 +39,15 @@ if [[ ! -f $DEST/.cudawheel-ready ]]; then
   rm -rf "$DEST/var/cache/apt/archives/"*.deb
   chroot "$DEST" python3.9 -c 'import sys; assert sys.version_info[:2] == (3, 9)'
   touch "$DEST/.cudawheel-ready"
+fi
+if [[ ${2:-} == dev && ! -f $DEST/.cudawheel-dev ]]; then
+  echo "make-old-root: apt-get install libpython3.9-dev g++ in $DEST (once)" >&2
+  cp /etc/resolv.conf "$DEST/etc/resolv.conf"
+  chroot "$DEST" apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive chroot "$DEST" apt-get install -y -q --no-install-recommends \
+    libpython3.9-dev g++ >&2
+  chroot "$DEST" apt-get clean
+  test -f "$DEST/usr/include/python3.9/Python.h"
+  touch "$DEST/.cudawheel-dev"
 fi
 echo "$DEST"

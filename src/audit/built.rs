@@ -1,6 +1,6 @@
 //! The built ELF files read back and checked before they go into a wheel: NEEDED/RPATH against
 //! ELF rules, CUDA runtime symbols against the linked libcudart, and the GPU code each carries
-//! (for `_cuda_libs.py` and variants).
+//! (for `_cuda_libs.py` and variants); a stable-ABI torch extension's imports (`torch_abi`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -19,6 +19,8 @@ pub(crate) enum CheckError {
     Elf(#[from] ElfError),
     #[error(transparent)]
     Runtime(#[from] Box<RuntimeTooOld>),
+    #[error(transparent)]
+    StableAbi(#[from] Box<super::torch_abi::StableAbiBroken>),
 }
 
 /// What the audit read back from the built files, in plan order.
@@ -38,6 +40,9 @@ pub(crate) struct Expect<'a> {
     pub(crate) system_rpath: bool,
     pub(crate) headers: &'a HeaderSet,
     pub(crate) cudart: Option<&'a FoundLibrary>,
+    /// Each target's object files, and the project root they are named from.
+    pub(crate) objects: &'a [Vec<std::path::PathBuf>],
+    pub(crate) root: &'a Path,
 }
 
 /// Reads and checks every target's file under `out_dir`.
@@ -63,6 +68,16 @@ pub(crate) fn check(
         )?;
         if let Some(rt) = want.cudart {
             super::runtime_symbols::check_runtime(want.headers, rt, &target.wheel_path, &report)?;
+        }
+        if target.torch_stable_abi.is_some() {
+            let objects = want.objects.get(i).map_or(&[][..], Vec::as_slice);
+            super::torch_abi::check_built(
+                &file,
+                &target.wheel_path,
+                &target.key,
+                objects,
+                want.root,
+            )?;
         }
         out.needed.extend(report.needed.iter().cloned());
         out.reports.push(report);

@@ -9,5 +9,6 @@ pub(crate) mod elf_rules;
 pub(crate) mod runtime_symbols;
 pub(crate) mod size;
 pub(crate) mod tag;
+pub(crate) mod torch_abi;
 pub(crate) mod variant_audit;
 pub(crate) mod wheel_audit;

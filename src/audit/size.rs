@@ -147,14 +147,15 @@ pub(crate) fn gpu_line(
     })
 }
 
-/// Whether a wheel's file name has a per-CPython ABI tag (`cp312-cp312`, not `abi3`/`none`).
+/// Whether a wheel's file name has a per-CPython ABI tag the limited API could replace
+/// (`cp312-cp312`; not `abi3`/`none`, nor a free-threaded `cp313t`, which has no limited API).
 fn per_python(filename: &str) -> bool {
     let stem = filename.trim_end_matches(".whl");
     let parts: Vec<&str> = stem.split('-').collect();
     // name-version[-build]-py-abi-platform[-variant label]: the ABI tag is the one after a `cpXY`.
-    parts
-        .windows(2)
-        .any(|w| w[0].starts_with("cp") && w[1].starts_with("cp") && w[1] != "abi3")
+    parts.windows(2).any(|w| {
+        w[0].starts_with("cp") && w[1].starts_with("cp") && w[1] != "abi3" && !w[1].ends_with('t')
+    })
 }
 
 /// Checks a finished wheel of `size` bytes against the budget.
@@ -406,6 +407,9 @@ mod tests {
     fn per_python_wheels_are_told_apart() {
         assert!(per_python("p-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl"));
         assert!(!per_python("p-0.1.0-cp39-abi3-manylinux_2_17_x86_64.whl"));
+        assert!(!per_python(
+            "p-0.1.0-cp313-cp313t-manylinux_2_17_x86_64.whl"
+        ));
         assert!(!per_python("p-0.1.0-py3-none-manylinux_2_17_x86_64.whl"));
     }
 

@@ -72,7 +72,7 @@ fn origin_dirs(member: &str, rpath: &[String]) -> Vec<String> {
 }
 
 /// The catalogue entry whose shared libraries include `soname`'s stem.
-fn nvidia_entry(soname: &str) -> Option<&'static catalog::CatalogEntry> {
+pub(crate) fn nvidia_entry(soname: &str) -> Option<&'static catalog::CatalogEntry> {
     catalog::CATALOG.iter().find(|e| {
         e.shared.iter().any(|s| {
             let stem = format!("lib{s}.so");
@@ -131,6 +131,18 @@ fn is_elf_name(name: &str) -> bool {
 /// read from the fatbins: what `python -m cudawheel audit` prints, for any wheel.
 pub(crate) fn gpu_code_of_wheel(path: &Path) -> Result<GpuCodes, AuditError> {
     Ok(gpu_codes(read_members(path, is_elf_name)?))
+}
+
+/// What `python -m cudawheel audit` says of each torch extension in the wheel at `path`:
+/// within the stable ABI, or which symbols tie it to one torch minor.
+pub(crate) fn torch_abi_of_wheel(
+    path: &Path,
+) -> Result<std::collections::BTreeMap<String, String>, AuditError> {
+    let members = read_members(path, is_elf_name)?;
+    Ok(crate::audit::torch_abi::verdicts(&members)
+        .into_iter()
+        .map(|(name, v)| (name, v.line()))
+        .collect())
 }
 
 /// `gpu_code_of_wheel` of a wheel held in memory (`path`: its file name, for messages).
@@ -216,6 +228,9 @@ fn audit_members(
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut violations = variant_violations(&filename, &members);
+    for (file, problem, fix) in crate::audit::torch_abi::wheel_problems(&members, &requirements) {
+        violations.push(Violation { file, problem, fix });
+    }
     let platform = match crate::audit::variant_audit::split_wheel_name(&filename) {
         Some((_, _, Some(label))) => platform_before_label(&filename, label),
         _ => filename

@@ -33,6 +33,13 @@ pub(crate) enum BindingsError {
     },
     #[error("`bindings = \"torch\"`: {key} has CUDA sources, but torch {torch_version} was built without CUDA (torch.version.cuda is None)")]
     TorchWithoutCuda { key: String, torch_version: String },
+    #[error("`{key}` = \"{}.{}\" is newer than the torch that builds it, {torch_version} in {}: a stable-ABI extension can target only its build torch's release or an older one", target.0, target.1, dir.display())]
+    StableAbiAboveTorch {
+        key: String,
+        target: (u64, u64),
+        torch_version: String,
+        dir: PathBuf,
+    },
     /// `bindings = "jax"`.
     #[error(transparent)]
     Jax(#[from] JaxError),
@@ -59,6 +66,10 @@ impl Hint for BindingsError {
             }
             BindingsError::TorchWithoutCuda { .. } => vec![
                 "install a torch built with CUDA (PyPI's Linux x86_64 torch is), or build only C++ sources into this extension".into(),
+            ],
+            BindingsError::StableAbiAboveTorch { target, .. } => vec![
+                format!("build with torch {}.{} or later (`torch-version = \">={}.{}\"` with build isolation, or install it into the build environment)", target.0, target.1, target.0, target.1),
+                "or lower `torch-stable-abi` to the oldest torch the extension must run on (the wheel runs on every later release)".into(),
             ],
             BindingsError::Jax(e) => e.hints(),
         }

@@ -14,6 +14,12 @@
 //! untouched). A project without an init of its own (a torch `TORCH_LIBRARY`-only module) gets
 //! an empty module: the renamed init is a hidden weak reference, 0 when undefined, bound inside
 //! this ELF only. The source uses only the limited API (`py-limited-api` builds stay abi3).
+//!
+//! Free-threaded CPython: the shim creates no module of its own, so whether the GIL stays off
+//! is the project's module's declaration, passed through (the `Py_mod_gil` slot of a multi-phase
+//! `PyModuleDef`, `PyUnstable_Module_SetGIL` of a single-phase init, pybind11's
+//! `mod_gil_not_used`, nanobind's `FREE_THREADED`); the helper is pure Python and `preload()`
+//! takes a lock, so neither turns the GIL on. The empty module is declared GIL-free.
 
 use std::path::PathBuf;
 
@@ -74,7 +80,19 @@ PyMODINIT_FUNC PyInit_@NAME@(void)
     Py_DECREF(done);
     if (@RENAMED@ != 0)
         return @RENAMED@();
+#ifdef Py_GIL_DISABLED
+    {
+        /* The empty module holds nothing: GIL-free on a free-threaded Python. */
+        PyObject *m = PyModule_Create(&cudawheel_empty_module);
+        if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
+        return m;
+    }
+#else
     return PyModule_Create(&cudawheel_empty_module);
+#endif
 }
 "#;
 
@@ -136,6 +154,10 @@ mod tests {
         ));
         assert!(text.contains("if (cudawheel_project_PyInit__C != 0)"));
         assert!(text.contains("PyModule_Create(&cudawheel_empty_module)"));
+        // On a free-threaded Python the empty module keeps the GIL off.
+        assert!(text
+            .contains("#ifdef Py_GIL_DISABLED\n    {\n        /* The empty module holds nothing"));
+        assert!(text.contains("PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED)"));
         assert!(!text.contains("@"), "every placeholder filled: {text}");
     }
 

@@ -78,10 +78,18 @@ pub(crate) fn requirements(tool: &ToolConfig, major: u32) -> Vec<String> {
     if jax::wanted(tool) {
         out.push(jax::REQUIREMENT.to_string());
     }
-    let reqs = used(tool).into_iter().filter_map(|b| match b {
-        Bindings::Torch => Some(torch::requirement(tool, major)),
-        b => requirement(b).map(str::to_string),
-    });
+    let mut reqs: Vec<String> = used(tool)
+        .into_iter()
+        .filter_map(|b| match b {
+            Bindings::Torch => Some(torch::requirement(tool, major)),
+            b => requirement(b).map(str::to_string),
+        })
+        .collect();
+    // torch before 2.11 (PyPI's CUDA 12 releases) imports setuptools in
+    // `torch.utils.cpp_extension`, which the torch probe reads.
+    if major == 12 && reqs.iter().any(|r| r.starts_with(torch::DIST)) {
+        reqs.push("setuptools".to_string());
+    }
     for r in reqs {
         if !out.contains(&r) {
             out.push(r);

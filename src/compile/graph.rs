@@ -29,6 +29,8 @@ pub(crate) struct TargetInputs<'a> {
 pub(crate) struct Graph {
     pub(crate) steps: Vec<Step>,
     pub(crate) rpaths: Vec<Vec<String>>,
+    /// Each target's object files (the stable-ABI audit names the ones using a symbol).
+    pub(crate) objects: Vec<Vec<PathBuf>>,
 }
 
 /// Object files of one target and the steps that make them.
@@ -88,7 +90,12 @@ pub(crate) fn build(
         link_step.insert(&target.key, steps.len());
         steps.push(Step { job, after });
     }
-    Ok(Graph { steps, rpaths })
+    let objects = objects.into_iter().map(|o| o.files).collect();
+    Ok(Graph {
+        steps,
+        rpaths,
+        objects,
+    })
 }
 
 /// Every target's compile steps (no dependencies); their objects per target.

@@ -4,6 +4,9 @@
 //! run in one pool of slots (`schedule`), reused when nothing they read changed
 //! (`incremental`), and linked with `$ORIGIN` RPATHs (`link`); the compiles are listed in
 //! `build-dir/compile_commands.json` for editors (`compile_db`).
+//!
+//! Wrap mode's build is another backend's: `wrapped` runs its hooks in a child process,
+//! `wrapped_env` works out the environment that hands it cudawheel's toolkit and choices.
 
 mod compile_db;
 pub(crate) mod graph;
@@ -15,6 +18,8 @@ mod log;
 pub(crate) mod memory;
 pub(crate) mod schedule;
 mod stable_paths;
+pub(crate) mod wrapped;
+pub(crate) mod wrapped_env;
 
 use std::path::Path;
 

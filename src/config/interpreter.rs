@@ -34,6 +34,10 @@ pub(crate) struct PythonInfo {
     /// cudawheel itself.
     #[serde(default)]
     pub(crate) toolkit_path: Vec<PathBuf>,
+    /// `sysconfig.get_config_var("Py_GIL_DISABLED") == 1`: a free-threaded CPython (ABI flag
+    /// `t`: `cp313t`, `.cpython-313t-...so`, headers in `include/python3.13t`).
+    #[serde(default)]
+    pub(crate) gil_disabled: bool,
 }
 
 impl PythonInfo {
@@ -43,6 +47,14 @@ impl PythonInfo {
             Some(minor) => (format!("cp3{minor}"), "abi3".to_string()),
             None => (self.python_tag.clone(), self.abi_tag.clone()),
         }
+    }
+
+    /// The `Py_LIMITED_API` version a build for this interpreter uses, given the project's
+    /// `py-limited-api`: none on a free-threaded CPython, where the limited API does not exist
+    /// (`Python.h` refuses `Py_LIMITED_API` with `Py_GIL_DISABLED`; 3.15's abi3t is another
+    /// ABI), so such a build is version-specific (`cp313-cp313t`).
+    pub(crate) fn limited_api(&self, requested: Option<u32>) -> Option<u32> {
+        requested.filter(|_| !self.gil_disabled)
     }
 
     /// Where NVIDIA's toolkit wheels are looked for: `sys_path`, then the folders of
@@ -72,6 +84,19 @@ impl PythonInfo {
             machine: "x86_64".into(),
             executable: None,
             toolkit_path: Vec::new(),
+            gil_disabled: false,
+        }
+    }
+
+    /// A free-threaded CPython 3.13t on x86_64, as `for_tests`.
+    pub(crate) fn free_threaded_for_tests(include_dir: &std::path::Path) -> PythonInfo {
+        PythonInfo {
+            version: (3, 13),
+            python_tag: "cp313".into(),
+            abi_tag: "cp313t".into(),
+            ext_suffix: ".cpython-313t-x86_64-linux-gnu.so".into(),
+            gil_disabled: true,
+            ..PythonInfo::for_tests(include_dir)
         }
     }
 }
@@ -95,6 +120,23 @@ mod tests {
             "abi_tag": "cp311", "ext_suffix": ".so", "include_dir": "/inc", "sys_path": [],
             "machine": "x86_64"}"#;
         let old: PythonInfo = serde_json::from_str(json).unwrap();
-        assert!(old.toolkit_path.is_empty() && old.executable.is_none());
+        assert!(old.toolkit_path.is_empty() && old.executable.is_none() && !old.gil_disabled);
+    }
+
+    #[test]
+    fn a_free_threaded_python_has_no_limited_api_and_keeps_its_t() {
+        let gil = PythonInfo::for_tests(std::path::Path::new("/inc"));
+        assert_eq!(gil.limited_api(Some(9)), Some(9));
+        assert_eq!(
+            gil.tag(gil.limited_api(Some(9))),
+            ("cp39".into(), "abi3".into())
+        );
+        let ft = PythonInfo::free_threaded_for_tests(std::path::Path::new("/inc"));
+        assert_eq!(ft.limited_api(Some(9)), None);
+        assert_eq!(ft.limited_api(None), None);
+        assert_eq!(
+            ft.tag(ft.limited_api(Some(9))),
+            ("cp313".into(), "cp313t".into())
+        );
     }
 }

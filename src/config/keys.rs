@@ -176,6 +176,14 @@ config_struct! {
             read: optional(values::torch_version),
             doc: "PEP 440 specifiers for the torch build requirement of `bindings = \"torch\"` (e.g. \"==2.15.*\"); the defaults pick PyPI's torch releases built for the CUDA major in use. Where the specifiers stay within one major and have no `==` clause, `,==<major>.*` is added (the same versions; pip 23.1 and 23.2 then resolve torch before the toolkit, whose release torch pins).",
         }
+        /// `(2, 10)`: the oldest torch the `bindings = "torch"` extensions support.
+        torch_stable_abi: Option<(u64, u64)> {
+            key: "torch-stable-abi",
+            ty: Ty::Pattern("^[0-9]+\\.[0-9]+$"),
+            default: "none",
+            read: optional(values::torch_stable_abi),
+            doc: "e.g. \"2.10\": the `bindings = \"torch\"` extensions use only PyTorch's stable ABI (torch/csrc/stable, torch/headeronly, the aoti_torch_*/torch_* C shims) and run on that torch release and every later one: TORCH_TARGET_VERSION for every compiler, USE_CUDA for nvcc, no libtorch_python (only the torch libraries the objects use are NEEDED), the limited API (tag cp3N-abi3 with the oldest Python of that torch, unless `py-limited-api` says otherwise), `Requires-Dist: torch>=X.Y` with no upper bound (CUDA 13 builds: torch>=2.11, the first PyPI release built for CUDA 13; CUDA 12 builds: below 2.11) and NVIDIA floors that torch's pins satisfy. Every undefined symbol of the built file must come from the stable C shims, the limited Python API, the C/C++ runtime or CUDA, else the build fails naming the symbol and the object file using it. The torch in the build environment must be that release or newer. Allowed with `manylinux` (zig).",
+        }
         /// In bytes.
         max_memory: Option<u64> {
             key: "max-memory",
@@ -266,6 +274,22 @@ config_struct! {
             default: "\"none\"",
             read: or(values::split, None),
             doc: "\"library\": `python -m cudawheel wheel` puts the GPU code (every extension's .cu files and device link) into one Python-independent wheel `<name>-lib-cu<major>` (tag py3-none, a shared library `lib<module>_gpu.so` in `<name>_lib_cu<major>/`) and writes per-Python binding wheels that link it by SONAME through an `$ORIGIN` RPATH and require it `==` the same version; with `--python PY` (repeated) the library is built once and a binding wheel per interpreter. With `variant` both are variant wheels of one label (`<name>-lib` in `<name>_lib/`, and `<name>`, requiring `<name>-lib==` the version), so the installer picks the library of the binding's CUDA major. Extensions need their bindings in host (.c/.cpp) files; not with `bindings = \"torch\"`/`\"jax\"` or `cuda-deps = \"extra\"`. A PEP 517 frontend (`pip install .`, `pip wheel .`) gets one ordinary wheel, and the build says so.",
+        }
+        /// Wrap mode: the PEP 517 backend that runs the project's own build (`compile::wrapped`).
+        build_backend: Option<String> {
+            key: "build-backend",
+            ty: Ty::Str,
+            default: "none",
+            read: optional(values::non_empty),
+            doc: "Wrap mode: the PEP 517 backend that builds the project from its own build files (e.g. \"scikit_build_core.build\", \"setuptools.build_meta\"; its package must be in [build-system].requires). cudawheel gives it a standard-layout CUDA toolkit folder made from NVIDIA's wheels (CUDACXX, CUDA_HOME, CUDAToolkit_ROOT), its archs (CUDAARCHS, TORCH_CUDA_ARCH_LIST), host compiler, compiler launcher and parallelism, passes the -C settings it does not know on to it, then repairs its wheel (RPATHs into NVIDIA's wheels, Requires-Dist, the -cuNN name). The sdist is the backend's. The extension and shared-library tables are not used.",
+        }
+        /// Wrap mode: NVIDIA libraries whose wheels the wrapped build needs installed.
+        wrap_libraries: Option<Vec<String>> {
+            key: "libraries",
+            ty: Ty::ListOrStr,
+            default: "none",
+            read: optional(Field::list_or_string),
+            doc: "Wrap mode (`build-backend`): the NVIDIA libraries the wrapped build links (catalogue names such as \"cufft\", \"cublas\"), so their wheels are build requirements and their headers and linker names are in the toolkit folder.",
         }
     }
     derived {
@@ -378,6 +402,23 @@ config_struct! {
             only_in: "extension",
             read: optional(Field::bindings),
             doc: "Binding library of this extension (extensions only).",
+        }
+        free_threaded: bool {
+            key: "free-threaded",
+            ty: Ty::Bool,
+            default: "false",
+            only_in: "extension",
+            read: or_default(Field::boolean),
+            doc: "The module is GIL-free: on a free-threaded Python (3.13t, 3.14t) a nanobind or jax extension is built in nanobind's free-threaded form (NB_FREE_THREADED, as nanobind_add_module's FREE_THREADED), so importing it keeps the GIL off. A C API or pybind11 module declares this in its source instead (the Py_mod_gil slot, py::mod_gil_not_used()). No effect on GIL Pythons.",
+        }
+        /// `None`: the top-level `torch-stable-abi`.
+        torch_stable_abi: Option<(u64, u64)> {
+            key: "torch-stable-abi",
+            ty: Ty::Pattern("^[0-9]+\\.[0-9]+$"),
+            default: "tool.cudawheel.torch-stable-abi",
+            only_in: "extension",
+            read: optional(values::torch_stable_abi),
+            doc: "This extension's stable-ABI torch floor (extensions with `bindings = \"torch\"` only); see the top-level key.",
         }
         /// Required, but checked by the plan (`plan::target_kind`), after the other keys.
         destination: Option<String> {

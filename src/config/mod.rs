@@ -19,6 +19,7 @@ mod tables;
 mod tool;
 mod values;
 mod version_file;
+pub(crate) mod wrapped;
 
 use std::path::{Path, PathBuf};
 

@@ -130,6 +130,25 @@ pub(super) fn torch_version(f: &Field) -> Result<String, ConfigError> {
     Ok(spec.to_string())
 }
 
+/// `torch-stable-abi`: `"2.10"` -> `(2, 10)`, the oldest torch a stable-ABI extension supports.
+/// 2.10 is the first release whose stable ABI is versioned (`TORCH_TARGET_VERSION`).
+pub(super) fn torch_stable_abi(f: &Field) -> Result<(u64, u64), ConfigError> {
+    let s = f.string()?;
+    let parsed = s
+        .trim()
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)));
+    match parsed {
+        Some(v) if v >= (2, 10) => Ok(v),
+        Some(_) => Err(f.invalid(
+            "the stable ABI is versioned from torch 2.10 on: give \"2.10\" or a later release",
+        )),
+        None => Err(f.invalid(
+            "expected the oldest torch release the extension supports, as \"2.10\" (major.minor)",
+        )),
+    }
+}
+
 /// `variant`: `"cuda"` or properties, a list or one `;`-separated string.
 pub(super) fn variant(f: &Field) -> Result<Vec<String>, ConfigError> {
     let list = match &f.value {

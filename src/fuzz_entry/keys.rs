@@ -124,6 +124,7 @@ fn quoted_default(k: &KeyDef) -> Option<String> {
 fn string_examples(name: &str) -> &'static [&'static str] {
     match name {
         "torch-version" => &[">=2.11", "==2.15.*", ">=2.6,<2.11"],
+        "torch-stable-abi" => &["2.10", "2.15"],
         "version-file" => &["pkg/__init__.py"],
         "host-compiler" => &["g++", "clang++ -fno-plt"],
         "compiler-launcher" => &["ccache", "sccache"],

@@ -1,6 +1,7 @@
 //! The wheel target's door: a wheel, as `python -m cudawheel audit` reads it (the zip, its
-//! `.dist-info/METADATA`, `RECORD`, `WHEEL` and `variant.json`, every ELF member), and the
-//! readers of an installed distribution's `.dist-info` files.
+//! `.dist-info/METADATA`, `RECORD`, `WHEEL` and `variant.json`, every ELF member) and as
+//! `python -m cudawheel repair` reads and plans it, and the readers of an installed
+//! distribution's `.dist-info` files.
 //!
 //! A mutated zip rarely survives its own checksums, so the input is either a zip file as is
 //! (it starts with `PK`) or a wheel described as text, which this door zips (see
@@ -52,6 +53,15 @@ pub fn wheel(data: &[u8]) -> bool {
     size_report(&file_name, &archive);
     let path = Path::new(&file_name);
     let _ = wheel_audit::gpu_code_of_wheel_bytes(path, &archive);
+    // What `python -m cudawheel repair` reads and decides (no tool runs, nothing is written).
+    match crate::package::repair::plan_of_bytes(path, &archive) {
+        Ok(lines) => {
+            let _ = lines.join("\n");
+        }
+        Err(e) => {
+            let _ = crate::render(&crate::Error::from(e));
+        }
+    }
     match wheel_audit::audit_wheel_bytes(path, &archive) {
         Ok(violations) => {
             let _: Vec<String> = violations.iter().map(ToString::to_string).collect();

@@ -122,3 +122,71 @@ pub(crate) fn read(path: &Path) -> Result<ElfReport, ReadError> {
     })?;
     parse(path, &bytes)
 }
+
+/// One imported (undefined dynamic) symbol and the library its version names, if versioned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Import {
+    pub(crate) name: String,
+    /// The NEEDED entry of its version (`libc.so.6` for `memcpy@GLIBC_2.14`).
+    pub(crate) library: Option<String>,
+    /// A weak reference (resolves to null when nothing defines it).
+    pub(crate) weak: bool,
+}
+
+/// The imports of an ELF image held in memory, each with the library its version names.
+pub(crate) fn imports_in(path: &Path, bytes: &[u8]) -> Result<Vec<Import>, ReadError> {
+    let elf = goblin::elf::Elf::parse(bytes).map_err(|e| ReadError::Malformed {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    // Version index -> the library that version belongs to.
+    let mut version_file: BTreeMap<u16, String> = BTreeMap::new();
+    if let Some(verneed) = &elf.verneed {
+        for need in verneed.iter() {
+            let Some(file) = elf.dynstrtab.get_at(need.vn_file) else {
+                continue;
+            };
+            for aux in need.iter() {
+                version_file.insert(aux.vna_other, file.to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, s) in elf.dynsyms.iter().enumerate() {
+        if s.st_shndx != 0 || s.st_name == 0 {
+            continue;
+        }
+        let Some(name) = elf.dynstrtab.get_at(s.st_name) else {
+            continue;
+        };
+        let library = elf
+            .versym
+            .as_ref()
+            .and_then(|v| v.get_at(i))
+            .and_then(|v| version_file.get(&v.version()).cloned());
+        out.push(Import {
+            name: name.to_string(),
+            library,
+            weak: s.st_bind() == goblin::elf::sym::STB_WEAK,
+        });
+    }
+    Ok(out)
+}
+
+/// The symbols a relocatable object (`.o`) leaves undefined: what it asks the link for.
+pub(crate) fn object_undefined(path: &Path) -> Result<BTreeSet<String>, ReadError> {
+    let bytes = std::fs::read(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let elf = goblin::elf::Elf::parse(&bytes).map_err(|e| ReadError::Malformed {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(elf
+        .syms
+        .iter()
+        .filter(|s| s.st_shndx == 0 && s.st_name != 0)
+        .filter_map(|s| elf.strtab.get_at(s.st_name).map(str::to_string))
+        .collect())
+}

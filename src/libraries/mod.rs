@@ -83,19 +83,33 @@ pub(crate) struct Provider {
     pub(crate) dist: String,
     /// The version built against: `major.minor` of the distribution's own scheme.
     pub(crate) floor: (u64, u64),
-    /// Compatible within that minor only (torch's C++ ABI changes between minors), not within
-    /// the major.
-    pub(crate) within_minor: bool,
+    /// Which later versions are compatible.
+    pub(crate) span: Span,
+}
+
+/// The releases from a provider's floor on that a build runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span {
+    /// Within the floor's major (NVIDIA's libraries).
+    Major,
+    /// Within the floor's minor only (torch's C++ ABI changes between minors).
+    Minor,
+    /// Every later release, below `below` when given (torch's stable ABI: no upper bound but
+    /// the CUDA major's).
+    Open { below: Option<(u64, u64)> },
 }
 
 impl Provider {
-    /// `nvidia-cufft-cu12>=11.4,<12`; `torch>=2.15,<2.16` within a minor.
+    /// `nvidia-cufft-cu12>=11.4,<12`; `torch>=2.15,<2.16` within a minor; `torch>=2.11` open.
     pub(crate) fn requirement(&self) -> String {
         let (major, minor) = self.floor;
-        if self.within_minor {
-            format!("{}>={major}.{minor},<{major}.{}", self.dist, minor + 1)
-        } else {
-            format!("{}>={major}.{minor},<{}", self.dist, major + 1)
+        match self.span {
+            Span::Minor => format!("{}>={major}.{minor},<{major}.{}", self.dist, minor + 1),
+            Span::Major => format!("{}>={major}.{minor},<{}", self.dist, major + 1),
+            Span::Open { below: None } => format!("{}>={major}.{minor}", self.dist),
+            Span::Open {
+                below: Some((a, b)),
+            } => format!("{}>={major}.{minor},<{a}.{b}", self.dist),
         }
     }
 }
@@ -503,7 +517,7 @@ fn found(
                 Some(Provider {
                     dist: dist.clone(),
                     floor: floor_of(version),
-                    within_minor: false,
+                    span: Span::Major,
                 })
             }
             (_, Some(pkg)) => {
@@ -515,7 +529,7 @@ fn found(
                 Some(Provider {
                     dist: pkg.clone(),
                     floor,
-                    within_minor: false,
+                    span: Span::Major,
                 })
             }
             _ => None,
@@ -566,7 +580,9 @@ pub(crate) fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) ->
         .iter()
         .chain(&tool.shared_libraries)
         .filter(|t| !t.optional);
-    for name in targets.flat_map(|t| t.cuda_libraries.iter()) {
+    // Wrap mode's `libraries`: the wrapped build links them, so they must be installed first.
+    let wrapped = tool.wrap_libraries.iter().flatten();
+    for name in targets.flat_map(|t| t.cuda_libraries.iter()).chain(wrapped) {
         match from_pypi(tool, toolkit, name) {
             Some(PypiSource::Extra(extra)) => extras.push(extra),
             Some(PypiSource::Wheel(dist)) => others.push(dist),

@@ -118,6 +118,10 @@ pub(crate) fn requirements_for<'a>(
         if p.floor > slot.floor {
             slot.floor = p.floor;
         }
+        // One target pinned to a torch minor pins the wheel.
+        if p.span == super::Span::Minor {
+            slot.span = p.span;
+        }
     }
     by_dist.values().map(Provider::requirement).collect()
 }

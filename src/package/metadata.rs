@@ -73,7 +73,10 @@ fn people(out: &mut String, field: &str, list: &[Person]) {
 /// `torch>=2.15,<2.16`: extras united, the specifiers of both), so a wheel never lists one
 /// distribution twice. Only a dependency without marker or URL takes a derived one, and only
 /// a derived one without marker. Returns the lines and which of `derived` were taken.
-fn merge_requirements(deps: &[Requirement], derived: &[&String]) -> (Vec<String>, Vec<bool>) {
+pub(crate) fn merge_requirements(
+    deps: &[Requirement],
+    derived: &[&String],
+) -> (Vec<String>, Vec<bool>) {
     let parsed: Vec<Option<Requirement>> = derived
         .iter()
         .map(|s| Requirement::from_str(s).ok())
@@ -117,9 +120,36 @@ fn merge_requirements(deps: &[Requirement], derived: &[&String]) -> (Vec<String>
             let names: Vec<String> = extras.iter().map(|e| e.to_string()).collect();
             format!("[{}]", names.join(","))
         };
-        lines.push(format!("{}{extras}{}", dep.name, specs.join(",")));
+        lines.push(format!(
+            "{}{extras}{}",
+            dep.name,
+            highest_floor_only(specs).join(",")
+        ));
     }
     (lines, taken)
+}
+
+/// Of several `>=` floors only the highest says anything (`>=2.0,>=2.11` -> `>=2.11`).
+fn highest_floor_only(specs: Vec<String>) -> Vec<String> {
+    let floor = |s: &String| {
+        pep440_rs::VersionSpecifier::from_str(s)
+            .ok()
+            .filter(|v| *v.operator() == pep440_rs::Operator::GreaterThanEqual)
+            .map(|v| v.version().clone())
+    };
+    let highest = specs.iter().filter_map(floor).max();
+    let mut kept_floor = false;
+    specs
+        .into_iter()
+        .filter(|s| match floor(s) {
+            Some(v) if Some(&v) == highest.as_ref() && !kept_floor => {
+                kept_floor = true;
+                true
+            }
+            Some(_) => false,
+            None => true,
+        })
+        .collect()
 }
 
 /// METADATA (wheel) or PKG-INFO (sdist).
@@ -316,7 +346,7 @@ mod tests {
             lines,
             [
                 "torch>=2.15,<2.16",
-                "nvidia-cuda-runtime[extra1]>=13.0,>=13.2,<14",
+                "nvidia-cuda-runtime[extra1]>=13.2,<14",
                 // Control: a dependency with a marker keeps its line; the derived one stays apart.
                 "numpy ; python_full_version >= '3.10'",
                 "jax>=0.4",

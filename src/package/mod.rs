@@ -3,12 +3,14 @@
 //! makes wheel variants (PEP 825); `wheels` describes the wheels a build writes (whole,
 //! editable, split library + bindings; `editable` the editable wheel's `.pth` and start-up
 //! finder); `wheel` and `sdist` say what each archive holds; `archive`
-//! writes deterministic, atomic zip/tar.gz files.
+//! writes deterministic, atomic zip/tar.gz files; `repair` makes a wheel built by anything
+//! into one (`python -m cudawheel repair`, wrap mode).
 
 pub(crate) mod archive;
 mod editable;
 mod import_helper;
 pub(crate) mod metadata;
+pub(crate) mod repair;
 pub(crate) mod sdist;
 pub(crate) mod variants;
 pub(crate) mod wheel;

@@ -552,6 +552,35 @@ pub(crate) fn gencodes(
     gencodes_with(list, ptx, nvcc, &driver_gpus)
 }
 
+/// The `-gencode` pairs as the build systems spell them: CMake's `CMAKE_CUDA_ARCHITECTURES`
+/// (and `CUDAARCHS`: `80-real;90`, SASS and PTX for a plain number) and PyTorch's
+/// `TORCH_CUDA_ARCH_LIST` (`8.0;9.0+PTX`; PTX alone, which it cannot say, becomes `+PTX`).
+pub(crate) fn build_system_spellings(gencodes: &[Gencode]) -> (String, String) {
+    let mut ids: Vec<&str> = Vec::new();
+    for g in gencodes {
+        let id = g.arch.trim_start_matches("compute_");
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let has = |code: String| gencodes.iter().any(|g| g.code == code);
+    let (mut cmake, mut torch) = (Vec::new(), Vec::new());
+    for id in ids {
+        let (sass, ptx) = (has(format!("sm_{id}")), has(format!("compute_{id}")));
+        cmake.push(match (sass, ptx) {
+            (true, true) => id.to_string(),
+            (true, false) => format!("{id}-real"),
+            _ => format!("{id}-virtual"),
+        });
+        let digits: String = id.chars().take_while(char::is_ascii_digit).collect();
+        let suffix = &id[digits.len()..];
+        let (major, minor) = digits.split_at(digits.len().saturating_sub(1));
+        let plus = if ptx { "+PTX" } else { "" };
+        torch.push(format!("{major}.{minor}{suffix}{plus}"));
+    }
+    (cmake.join(";"), torch.join(";"))
+}
+
 /// Where the archs of a build come from, for `doctor` and verbose output.
 pub(crate) fn describe_origin(list: Option<&ArchList>, major: u32) -> String {
     match list {
@@ -563,6 +592,24 @@ pub(crate) fn describe_origin(list: Option<&ArchList>, major: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_systems_get_the_same_archs_in_their_spellings() {
+        let pair = |arch: &str, code: &str| Gencode {
+            arch: arch.into(),
+            code: code.into(),
+        };
+        let gencodes = vec![
+            pair("compute_80", "sm_80"),
+            pair("compute_90a", "sm_90a"),
+            pair("compute_120", "sm_120"),
+            pair("compute_120", "compute_120"),
+            pair("compute_100f", "compute_100f"),
+        ];
+        let (cmake, torch) = build_system_spellings(&gencodes);
+        assert_eq!(cmake, "80-real;90a-real;120;100f-virtual");
+        assert_eq!(torch, "8.0;9.0a;12.0+PTX;10.0f+PTX");
+    }
 
     fn nvcc13() -> NvccArchs {
         NvccArchs {

@@ -197,12 +197,14 @@ fn library_of(
         link_flags: own.link_flags,
         cuda_libraries: t.cuda_libraries.clone(),
         link_with: Vec::new(),
+        free_threaded: false,
         rdc: t.rdc,
         optional: t.optional,
         bindings: Bindings::None,
         wheel_path: format!("{folder}/{soname}"),
         archs: t.archs.clone(),
         split_library: Some(requirement.to_string()),
+        torch_stable_abi: None,
     })
 }
 

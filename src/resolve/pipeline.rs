@@ -157,7 +157,8 @@ fn link(
         env: &req.overrides.env,
         sys_path: &req.python.sys_path,
     };
-    let framework = |t: &TargetPlan| torch::libraries_of(t, limited, &torch_libs);
+    let major = toolchain.nvcc.major;
+    let framework = |t: &TargetPlan| torch::libraries_of(t, limited, major, &torch_libs);
     let mut linked = targets::for_targets(std::mem::take(&mut plan.targets), &search, &framework)?;
     if let Some(c) = &toolchain.cross {
         linked = libraries::cross::for_target(linked, &search, req.python, c, &plan.build_dir)?;
@@ -172,6 +173,7 @@ fn link(
         for warning in torch::fit_floors(&mut linked.libs, info) {
             ui::warn(&warning);
         }
+        torch::stable::fit_floors(&mut linked.libs, &plan, toolchain.nvcc.major);
     }
     let floors = floors_of(&plan, &toolchain);
     let name = package::dist_name(&config, variant.as_ref(), toolchain.nvcc.major);

@@ -3,7 +3,8 @@
 //!
 //! Finds nvcc (system toolkit or NVIDIA's pip wheels) and what it accepts, its one header set
 //! (`headers`), the host compiler or zig (`zig`), the compiler launcher (`launcher`), and the
-//! toolchain's identity for caches (`identity`); records where each came from. Runs
+//! toolchain's identity for caches (`identity`); records where each came from. For builds cudawheel
+//! does not run, `toolkit_dir` makes a standard-layout toolkit folder from NVIDIA's wheels. Runs
 //! `nvcc --version` / `--list-gpu-arch` to learn the toolkit; compiles nothing.
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ pub(crate) mod identity;
 pub(crate) mod launcher;
 pub(crate) mod sccache_dist;
 pub(crate) mod survey;
+pub(crate) mod toolkit_dir;
 
 pub(crate) mod zig;
 
@@ -55,6 +57,9 @@ pub(crate) enum ToolchainError {
     LauncherNotFound { name: String },
     #[error(transparent)]
     Headers(Box<headers::HeaderError>),
+    /// The toolkit folder of a wrapped build (`toolkit_dir`).
+    #[error(transparent)]
+    ToolkitDir(#[from] toolkit_dir::ToolkitDirError),
     /// `compress` names a mode this nvcc cannot make.
     #[error("`tool.cudawheel.compress`: {why}")]
     Compress { why: String },
@@ -106,6 +111,7 @@ impl Hint for ToolchainError {
                 format!("set `compiler-launcher = \"ccache\"` (a bare name): with build isolation cudawheel then installs `{}` from PyPI; or `pip install \"{}\"` and point `compiler-launcher` at it", launcher::CCACHE_REQUIREMENT, launcher::CCACHE_REQUIREMENT),
             ],
             ToolchainError::Headers(e) => e.hints(),
+            ToolchainError::ToolkitDir(e) => e.hints(),
             ToolchainError::NvccBroken { .. } => vec![
                 "check that this nvcc runs (`nvcc --version`), or point `CUDA_HOME` / `CUDACXX` at a working toolkit".into(),
             ],

@@ -95,6 +95,7 @@ impl Hint for ZigError {
             ],
             ZigError::Torch { .. } => vec![
                 "drop `manylinux` for torch extensions: the host compiler's tag is the one torch's own wheels need anyway (manylinux_2_28)".into(),
+                "or write the extension against torch's stable ABI and set `torch-stable-abi`: such an extension passes no C++ type to torch and builds in zig mode".into(),
             ],
         }
     }
@@ -189,15 +190,25 @@ pub(crate) fn check(tool: &ToolConfig, machine: &str) -> Result<(), ZigError> {
     if tool.system_rpath {
         return Err(ZigError::SystemRpath);
     }
-    let torch = |b: Option<crate::config::Bindings>| {
-        b.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+    // A stable-ABI torch extension passes no C++ type to torch: zig's libc++ is fine there.
+    let pinned_torch = |e: &crate::config::TargetConfig| {
+        e.bindings.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+            && e.torch_stable_abi.or(tool.torch_stable_abi).is_none()
     };
-    if let Some(i) = tool.extensions.iter().position(|e| torch(e.bindings)) {
+    if let Some(i) = tool.extensions.iter().position(pinned_torch) {
         let key = match tool.extensions[i].bindings {
             Some(_) => format!("tool.cudawheel.extension[{i}].bindings"),
             None => "tool.cudawheel.bindings".to_string(),
         };
         return Err(ZigError::Torch { key });
+    }
+    let stable_torch = |e: &crate::config::TargetConfig| {
+        e.bindings.unwrap_or(tool.bindings.value) == crate::config::Bindings::Torch
+    };
+    if tool.extensions.iter().any(stable_torch) {
+        // Measured: a C++ exception of libc++ reaches torch's libstdc++ frames as a foreign
+        // exception, and torch's handler does not catch it.
+        crate::ui::warn("zig mode links LLVM's libc++ into the stable-ABI torch extension: a C++ exception leaving a kernel (a failed STD_TORCH_CHECK) aborts the process instead of raising RuntimeError in Python; check inputs in Python before calling the operator, or build without `manylinux` for torch's own error path");
     }
     crate::inspect::manylinux::known_policy(value.minor, machine).map_err(|known| {
         ZigError::UnknownPolicy {

@@ -16,6 +16,7 @@
 //!   for more than torch's `==` pins installed (`fit_floors`).
 
 pub(crate) mod probe;
+pub(crate) mod stable;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,7 +24,7 @@ use std::path::PathBuf;
 use crate::bindings::torch::probe::TorchInfo;
 use crate::bindings::BindingsError;
 use crate::config::{Bindings, ToolConfig};
-use crate::libraries::{FoundLibrary, Provider, SharedLib};
+use crate::libraries::{FoundLibrary, Provider, SharedLib, Span};
 use crate::plan::{BuildPlan, Lang, TargetPlan};
 use crate::toolchain::Nvcc;
 
@@ -43,6 +44,9 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
     ("torch", &["c10", "torch", "torch_cpu"]),
     ("torch_python", &["torch_python"]),
     ("torch_cuda", &["c10_cuda", "torch_cuda"]),
+    // A stable-ABI target's: the C shims only (`stable::groups_for`).
+    ("torch_cpu", &["torch_cpu"]),
+    ("torch_cuda_shims", &["torch_cuda"]),
 ];
 
 /// The build requirement: `torch` with `torch-version`, or the default for the CUDA major:
@@ -51,15 +55,24 @@ pub(crate) const GROUPS: &[(&str, &[&str])] = &[
 /// CUDA major when they pick the newest `cuda-toolkit` first. `resolved_first` adds the
 /// `==<major>.*` clause that makes every pip choose torch before the toolkit.
 pub(crate) fn requirement(tool: &ToolConfig, major: u32) -> String {
-    let spec = match &tool.torch_version {
-        Some(s) => s.as_str(),
-        None => match major {
-            13 => ">=2.11,<3",
-            12 => ">=2.6,<2.11",
-            _ => "",
-        },
+    if let Some(s) = &tool.torch_version {
+        return format!("{DIST}{}", resolved_first(s));
+    }
+    // A stable-ABI floor raises the oldest torch that can build it.
+    let floor = tool
+        .extensions
+        .iter()
+        .filter_map(|e| e.torch_stable_abi)
+        .chain(tool.torch_stable_abi)
+        .min();
+    let spec = match (major, floor) {
+        (13, Some(f)) if f > stable::FIRST_CUDA13 => format!(">={}.{},<3", f.0, f.1),
+        (13, _) => ">=2.11,<3".to_string(),
+        (12, Some(f)) if f > (2, 6) => format!(">={}.{},<2.11", f.0, f.1),
+        (12, _) => ">=2.6,<2.11".to_string(),
+        _ => String::new(),
     };
-    format!("{DIST}{}", resolved_first(spec))
+    format!("{DIST}{}", resolved_first(&spec))
 }
 
 /// `spec` with `,==M.*` appended where that admits exactly the same versions (the spec already
@@ -182,7 +195,7 @@ pub(crate) fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrar
                 provider: Some(Provider {
                     dist: DIST.to_string(),
                     floor: info.minor(),
-                    within_minor: true,
+                    span: Span::Minor,
                 }),
                 found_in: format!("torch {} in {}", info.version, info.dir.display()),
                 wheel_dist: None,
@@ -193,7 +206,7 @@ pub(crate) fn libraries(info: &TorchInfo) -> Result<BTreeMap<String, FoundLibrar
 }
 
 /// `-std=c++20` from `__cplusplus` = 202002 (torch before 2.10 used C++17).
-fn std_flag(info: &TorchInfo) -> String {
+pub(crate) fn std_flag(info: &TorchInfo) -> String {
     let year = match info.cplusplus {
         Some(v) if v >= 202302 => "23",
         Some(v) if v >= 202002 => "20",
@@ -207,6 +220,15 @@ fn std_flag(info: &TorchInfo) -> String {
 /// Adds torch's include folders, defines and flags to a torch target (the project's own
 /// flags stay last, so they can override these).
 pub(crate) fn apply(target: &mut TargetPlan, info: &TorchInfo) {
+    if let Some(floor) = target.torch_stable_abi {
+        stable::apply(target, info, floor);
+        for dir in &info.include_dirs {
+            if !target.include_dirs.contains(dir) {
+                target.include_dirs.push(dir.clone());
+            }
+        }
+        return;
+    }
     let name = target.module.rsplit('.').next().unwrap_or(&target.module);
     let mut defines = vec![
         format!("TORCH_EXTENSION_NAME={name}"),
@@ -291,21 +313,34 @@ pub(crate) fn for_build(
     if let Some(warning) = check_cuda(info, nvcc, cuda_target)? {
         crate::ui::warn(&warning);
     }
+    stable::check_build_torch(info, plan)?;
     libraries(info)
 }
 
-/// The torch libraries one target links (none for a target without torch bindings).
+/// The torch libraries one target links (none for a target without torch bindings); a
+/// stable-ABI target's are required from its floor on (`stable::open_up`, CUDA `major`).
 pub(crate) fn libraries_of(
     target: &TargetPlan,
     limited_api: bool,
+    major: u32,
     found: &BTreeMap<String, FoundLibrary>,
 ) -> Vec<(String, FoundLibrary)> {
     if target.bindings != Bindings::Torch {
         return Vec::new();
     }
-    groups_for(target, limited_api)
+    let groups = match target.torch_stable_abi {
+        Some(_) => stable::groups_for(target),
+        None => groups_for(target, limited_api),
+    };
+    groups
         .into_iter()
-        .filter_map(|g| found.get(g).map(|f| (g.to_string(), f.clone())))
+        .filter_map(|g| {
+            let mut lib = found.get(g)?.clone();
+            if let Some(floor) = target.torch_stable_abi {
+                stable::open_up(&mut lib, target, floor, major);
+            }
+            Some((g.to_string(), lib))
+        })
         .collect()
 }
 
@@ -391,6 +426,8 @@ mod tests {
             wheel_path: "muladd/_C.abi3.so".into(),
             archs: None,
             split_library: None,
+            free_threaded: false,
+            torch_stable_abi: None,
         }
     }
 
@@ -462,7 +499,7 @@ mod tests {
         let p = Provider {
             dist: DIST.into(),
             floor: (2, 15),
-            within_minor: true,
+            span: Span::Minor,
         };
         assert_eq!(p.requirement(), "torch>=2.15,<2.16");
         let tool = ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
@@ -518,6 +555,82 @@ mod tests {
     }
 
     #[test]
+    fn stable_abi_targets_link_the_shims_and_require_an_open_range() {
+        let doc: toml::Table = toml::from_str("torch-stable-abi = \"2.12\"").unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        // The build torch must be at or above the floor.
+        assert_eq!(requirement(&tool, 13), "torch>=2.12,<3,==2.*");
+        let doc: toml::Table = toml::from_str("torch-stable-abi = \"2.10\"").unwrap();
+        let tool = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert_eq!(requirement(&tool, 13), "torch>=2.11,<3,==2.*");
+        assert_eq!(requirement(&tool, 12), "torch>=2.10,<2.11,==2.*");
+        // torch 2.10's cpp_extension imports setuptools: the CUDA 12 builds get it too.
+        let doc: toml::Table = toml::from_str(
+            "bindings = \"torch\"\n[[extension]]\nname = \"a._C\"\nsources = [\"a.cpp\"]",
+        )
+        .unwrap();
+        let with_ext = ToolConfig::parse(&doc, &Default::default()).unwrap();
+        assert!(crate::bindings::requirements(&with_ext, 12).contains(&"setuptools".to_string()));
+        assert!(!crate::bindings::requirements(&with_ext, 13).contains(&"setuptools".to_string()));
+        let found = |name: &str| FoundLibrary {
+            name: name.into(),
+            include_dirs: Vec::new(),
+            shared: Vec::new(),
+            statics: Vec::new(),
+            ldflags: Vec::new(),
+            site_lib_dir: None,
+            outside_dir: None,
+            provider: Some(Provider {
+                dist: DIST.into(),
+                floor: (2, 15),
+                span: Span::Minor,
+            }),
+            found_in: String::new(),
+            wheel_dist: None,
+        };
+        let all: BTreeMap<String, FoundLibrary> = GROUPS
+            .iter()
+            .map(|(g, _)| (g.to_string(), found(g)))
+            .collect();
+        let mut t = target(Lang::Cuda);
+        t.torch_stable_abi = Some((2, 10));
+        let libs = libraries_of(&t, true, 13, &all);
+        let names: Vec<&str> = libs.iter().map(|(g, _)| g.as_str()).collect();
+        assert_eq!(names, ["torch_cpu", "torch_cuda_shims"]);
+        let p = libs[0].1.provider.as_ref().unwrap();
+        assert_eq!(p.requirement(), "torch>=2.11");
+        assert_eq!(
+            libraries_of(&t, true, 12, &all)[0]
+                .1
+                .provider
+                .as_ref()
+                .unwrap()
+                .requirement(),
+            "torch>=2.10,<2.11"
+        );
+        let mut cpu = target(Lang::Cxx);
+        cpu.torch_stable_abi = Some((2, 10));
+        let libs = libraries_of(&cpu, true, 13, &all);
+        assert_eq!(libs.len(), 1);
+        assert_eq!(
+            libs[0].1.provider.as_ref().unwrap().requirement(),
+            "torch>=2.10"
+        );
+        // Flags: the target version for both compilers, USE_CUDA for nvcc, no C++ ABI defines.
+        apply(&mut t, &info());
+        assert_eq!(
+            t.defines,
+            [
+                "TORCH_EXTENSION_NAME=_C",
+                "TORCH_TARGET_VERSION=0x020a000000000000",
+                "MINE=1"
+            ]
+        );
+        assert_eq!(t.nvcc_flags[0], "-DUSE_CUDA");
+        assert_eq!(t.nvcc_flags.last().unwrap(), "-lineinfo");
+    }
+
+    #[test]
     fn cuda_major_must_match_minor_warns() {
         let key = Some("tool.cudawheel.extension[0]");
         assert!(check_cuda(&info(), &nvcc(13, 2), key).unwrap().is_none());
@@ -554,7 +667,7 @@ mod tests {
             provider: Some(Provider {
                 dist: "nvidia-cuda-runtime".into(),
                 floor,
-                within_minor: false,
+                span: Span::Major,
             }),
             found_in: "the CUDA toolkit at /cuda".into(),
             wheel_dist: None,

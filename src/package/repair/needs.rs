@@ -1,0 +1,473 @@
+//! What the wheel's ELFs need, classified: NVIDIA libraries (by SONAME, from the catalogue: the
+//! wheel and folder that provide each, and the `Requires-Dist` for it), torch's, the system's
+//! (the manylinux allow-list), the wheel's own, and the rest, which must be grafted. Also the
+//! CUDA major, the RPATH entries that go (absolute, build environment, outside the wheel) and
+//! the ones each ELF gets.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::wheel_in::WheelIn;
+use super::{RepairError, RepairSettings};
+use crate::audit::elf_rules::{ElfReport, SYSTEM_LIBRARIES};
+use crate::audit::wheel_audit::nvidia_entry;
+use crate::bindings::torch;
+use crate::inspect::site::owning_distribution;
+use crate::libraries::Provider;
+
+/// An NVIDIA library one of the ELFs needs.
+#[derive(Debug, Clone)]
+pub(super) struct Nvidia {
+    /// Folder inside site-packages (`nvidia/cu13/lib`).
+    pub(super) site_dir: String,
+    pub(super) provider: Provider,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Needs {
+    pub(super) major: u32,
+    /// By SONAME.
+    pub(super) nvidia: BTreeMap<String, Nvidia>,
+    /// torch's libraries are needed: `torch>=X.Y,<X.(Y+1)` when torch is installed here.
+    pub(super) torch: Option<Provider>,
+    /// Neither NVIDIA's, torch's, the system's nor the wheel's: grafted.
+    pub(super) foreign: BTreeSet<String>,
+    /// Folders where the foreign libraries were found (for auditwheel's search).
+    pub(super) foreign_dirs: Vec<PathBuf>,
+    /// Status lines: each RPATH entry removed, and why; each requirement floor not read from
+    /// an installed wheel.
+    pub(super) status: Vec<String>,
+}
+
+/// The name the repaired wheel carries.
+pub(super) struct Stem {
+    /// `Name:` (`fftdemo-cu13`)
+    pub(super) display: String,
+    /// `fftdemo_cu13`
+    pub(super) file_stem: String,
+    /// `fftdemo_cu13-0.1.0.dist-info`
+    pub(super) dist_info: String,
+}
+
+fn is_system(lib: &str) -> bool {
+    SYSTEM_LIBRARIES.contains(&lib) || lib.starts_with("ld-linux")
+}
+
+/// An RPATH entry that points into a build environment: an installed package's folder
+/// (site-packages) or pip's temporary build folders, gone once the build ends.
+fn is_build_env(entry: &str) -> bool {
+    [
+        "site-packages",
+        "dist-packages",
+        "pip-build-env",
+        "pip-req-build",
+        "build-env",
+    ]
+    .iter()
+    .any(|m| entry.contains(m))
+}
+
+/// The CUDA major a libcudart SONAME belongs to (`libcudart.so.13`, `libcudart.so.11.0`).
+fn cudart_major(soname: &str) -> Option<u32> {
+    soname
+        .strip_prefix("libcudart.so.")?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The first number after `.so.` (`libcufft.so.12` -> 12).
+fn soname_major(soname: &str) -> u64 {
+    soname
+        .split_once(".so.")
+        .and_then(|(_, v)| v.split('.').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Needs {
+    pub(super) fn of(input: &WheelIn, settings: &RepairSettings) -> Result<Needs, RepairError> {
+        let reports = reports(input)?;
+        let own: BTreeSet<String> = reports
+            .iter()
+            .flat_map(|(p, r)| [r.soname.clone(), p.rsplit('/').next().map(str::to_string)])
+            .flatten()
+            .collect();
+        let sys_path: Vec<PathBuf> = settings
+            .python
+            .as_ref()
+            .map(|p| p.sys_path.clone())
+            .unwrap_or_default();
+        let mut nvidia_sonames = BTreeSet::new();
+        let mut torch_needed = false;
+        let mut foreign: BTreeMap<String, (String, &ElfReport)> = BTreeMap::new();
+        for (path, r) in &reports {
+            for lib in &r.needed {
+                if is_system(lib) || own.contains(lib) {
+                    continue;
+                }
+                if torch::provides(lib) {
+                    torch_needed = true;
+                } else if nvidia_entry(lib).is_some() {
+                    nvidia_sonames.insert(lib.clone());
+                } else {
+                    foreign
+                        .entry(lib.clone())
+                        .or_insert_with(|| (path.clone(), r));
+                }
+            }
+        }
+        let major = cuda_major(&nvidia_sonames, &sys_path, settings).ok_or_else(|| {
+            RepairError::NoCudaMajor {
+                wheel: input.name_parts.join("-"),
+            }
+        })?;
+        let mut status = check_rpaths(&reports, &own, &nvidia_sonames)?;
+        let mut nvidia = BTreeMap::new();
+        for soname in &nvidia_sonames {
+            let (n, installed) = nvidia_for(soname, major, &sys_path)?;
+            if !installed {
+                status.push(format!(
+                    "{soname}: no {} installed here, so its requirement's floor is the SONAME's major ({})",
+                    n.provider.dist,
+                    n.provider.requirement()
+                ));
+            }
+            nvidia.insert(soname.clone(), n);
+        }
+        let mut foreign_dirs = Vec::new();
+        for (lib, (member, report)) in &foreign {
+            match locate(lib, report) {
+                Some(dir) if !foreign_dirs.contains(&dir) => foreign_dirs.push(dir),
+                Some(_) => {}
+                None => {
+                    return Err(RepairError::Unprovided {
+                        member: member.clone(),
+                        lib: lib.clone(),
+                    })
+                }
+            }
+        }
+        Ok(Needs {
+            major,
+            nvidia,
+            torch: torch_needed.then(|| torch_provider(&sys_path)).flatten(),
+            foreign: foreign.into_keys().collect(),
+            foreign_dirs,
+            status,
+        })
+    }
+
+    /// The `Requires-Dist` lines for the NVIDIA wheels linked: one per distribution, the
+    /// highest floor of its libraries.
+    pub(super) fn requirements(&self) -> Vec<String> {
+        let mut by_dist: BTreeMap<String, Provider> = BTreeMap::new();
+        for n in self.nvidia.values() {
+            let slot = by_dist
+                .entry(n.provider.dist.clone())
+                .or_insert_with(|| n.provider.clone());
+            slot.floor = slot.floor.max(n.provider.floor);
+        }
+        by_dist.values().map(Provider::requirement).collect()
+    }
+
+    /// The RPATH an ELF at `member` gets: its `$ORIGIN` entries that stay inside the wheel,
+    /// then one per NVIDIA wheel folder (and torch's) it needs.
+    pub(super) fn rpath_for(&self, member: &str, r: &ElfReport) -> Vec<String> {
+        let depth = member.matches('/').count();
+        let up = "/..".repeat(depth);
+        let mut out: Vec<String> = Vec::new();
+        for e in r.rpath.iter().chain(&r.runpath) {
+            if inside_wheel(member, e) && !out.contains(e) {
+                out.push(e.clone());
+            }
+        }
+        let mut add = |dir: &str| {
+            let entry = format!("$ORIGIN{up}/{dir}");
+            if !out.contains(&entry) {
+                out.push(entry);
+            }
+        };
+        for lib in &r.needed {
+            if let Some(n) = self.nvidia.get(lib) {
+                add(&n.site_dir);
+            } else if torch::provides(lib) {
+                add(torch::SITE_LIB_DIR);
+            }
+        }
+        out
+    }
+
+    /// The minor of the linked libcudart's requirement floor (0 without one).
+    pub(super) fn cudart_minor(&self) -> u32 {
+        self.nvidia
+            .iter()
+            .find(|(s, _)| s.starts_with("libcudart."))
+            .map_or(0, |(_, n)| u32::try_from(n.provider.floor.1).unwrap_or(0))
+    }
+
+    /// The repaired wheel's name: METADATA's `Name` plus the suffix for the CUDA major (none
+    /// for a variant wheel, whose label says the major).
+    pub(super) fn dist_stem(
+        &self,
+        input: &WheelIn,
+        settings: &RepairSettings,
+        variant: bool,
+    ) -> Stem {
+        let name = input
+            .metadata
+            .lines()
+            .find_map(|l| l.strip_prefix("Name: "))
+            .unwrap_or(&input.name_parts[0])
+            .trim();
+        let suffix = match variant {
+            true => String::new(),
+            false => settings
+                .name_suffix
+                .replace("{major}", &self.major.to_string()),
+        };
+        let display = if name.ends_with(&suffix) {
+            name.to_string()
+        } else {
+            format!("{name}{suffix}")
+        };
+        let file_stem = display
+            .parse::<pep508_rs::PackageName>()
+            .map(|n| n.as_dist_info_name().into_owned())
+            .unwrap_or_else(|_| display.replace('-', "_"));
+        let dist_info = format!("{file_stem}-{}.dist-info", input.version());
+        Stem {
+            display,
+            file_stem,
+            dist_info,
+        }
+    }
+}
+
+fn reports(input: &WheelIn) -> Result<Vec<(String, ElfReport)>, RepairError> {
+    let mut out = Vec::new();
+    for m in input.members.iter().filter(|m| m.is_elf()) {
+        let r = crate::inspect::elf::parse(Path::new(&m.path), &m.bytes).map_err(|e| {
+            RepairError::Read {
+                wheel: m.path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        out.push((m.path.clone(), r));
+    }
+    Ok(out)
+}
+
+/// Whether `$ORIGIN/...` of the ELF at `member` names a folder inside the wheel.
+fn inside_wheel(member: &str, entry: &str) -> bool {
+    let Some(rest) = entry
+        .strip_prefix("$ORIGIN")
+        .or_else(|| entry.strip_prefix("${ORIGIN}"))
+    else {
+        return false;
+    };
+    let mut depth: i64 = member.matches('/').count() as i64;
+    for c in rest.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    true
+}
+
+/// The CUDA major: the linked libcudart's, else the one given, else that of the NVIDIA wheel
+/// installed here that holds one of the libraries.
+fn cuda_major(sonames: &BTreeSet<String>, sys_path: &[PathBuf], s: &RepairSettings) -> Option<u32> {
+    if let Some(m) = sonames.iter().find_map(|s| cudart_major(s)) {
+        return Some(m);
+    }
+    if s.cuda_major.is_some() {
+        return s.cuda_major;
+    }
+    for soname in sonames {
+        let entry = nvidia_entry(soname)?;
+        for major in [13, 12, 11] {
+            let Some(w) = entry.wheel(major) else {
+                continue;
+            };
+            for site in sys_path {
+                let file = site.join(w.dir).join("lib").join(soname);
+                if owning_distribution(&file).is_some_and(|(d, _)| d == w.dist) {
+                    return Some(major);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Where `soname` comes from for CUDA `major`, and its requirement's floor: the version of the
+/// NVIDIA wheel installed here, else the SONAME's major (`libcufft.so.12` -> 12.0); and whether
+/// it was installed.
+fn nvidia_for(
+    soname: &str,
+    major: u32,
+    sys_path: &[PathBuf],
+) -> Result<(Nvidia, bool), RepairError> {
+    let layout = nvidia_entry(soname)
+        .and_then(|e| e.wheel(major))
+        .ok_or_else(|| RepairError::NoWheelForMajor {
+            lib: soname.to_string(),
+            major,
+        })?;
+    let site_dir = format!("{}/lib", layout.dir);
+    let installed = sys_path.iter().find_map(|site| {
+        let (dist, version) = owning_distribution(&site.join(&site_dir).join(soname))?;
+        if dist != layout.dist {
+            return None;
+        }
+        let r = version.release();
+        Some((*r.first()?, r.get(1).copied().unwrap_or(0)))
+    });
+    let floor = installed.unwrap_or((soname_major(soname), 0));
+    let n = Nvidia {
+        site_dir,
+        provider: Provider {
+            dist: layout.dist.to_string(),
+            floor,
+            span: crate::libraries::Span::Major,
+        },
+    };
+    Ok((n, installed.is_some()))
+}
+
+/// A library torch's wheel ships (`libtorch_cpu.so`, `libc10.so`, ...).
+pub(super) fn is_torch(lib: &str) -> bool {
+    torch::provides(lib)
+}
+
+/// torch as installed here (`torch>=X.Y,<X.(Y+1)`: its C++ ABI changes between minors).
+fn torch_provider(sys_path: &[PathBuf]) -> Option<Provider> {
+    sys_path.iter().find_map(|site| {
+        let (dist, version) = owning_distribution(&site.join("torch/__init__.py"))?;
+        let r = version.release();
+        (dist == torch::DIST).then(|| Provider {
+            dist,
+            floor: (r[0], r.get(1).copied().unwrap_or(0)),
+            span: crate::libraries::Span::Minor,
+        })
+    })
+}
+
+/// Every RPATH entry that is not `$ORIGIN` inside the wheel goes. One into a build environment
+/// that serves a library no NVIDIA wheel provides is an error: that library belongs to a
+/// package of the build environment, which the wheel cannot declare from here. Returns a
+/// status line per entry removed.
+fn check_rpaths(
+    reports: &[(String, ElfReport)],
+    own: &BTreeSet<String>,
+    nvidia: &BTreeSet<String>,
+) -> Result<Vec<String>, RepairError> {
+    let mut lines = Vec::new();
+    for (member, r) in reports {
+        for e in r.rpath.iter().chain(&r.runpath) {
+            if inside_wheel(member, e) {
+                continue;
+            }
+            let served: Vec<&String> = r
+                .needed
+                .iter()
+                .filter(|l| !is_system(l) && !own.contains(*l) && !nvidia.contains(*l))
+                .filter(|l| !torch::provides(l))
+                .filter(|l| e.starts_with('/') && Path::new(e).join(l).exists())
+                .collect();
+            if is_build_env(e) {
+                if let Some(lib) = served.first() {
+                    return Err(RepairError::BuildEnvRpath {
+                        member: member.clone(),
+                        entry: e.clone(),
+                        lib: (*lib).clone(),
+                    });
+                }
+            }
+            let why = if e.starts_with('/') {
+                "absolute"
+            } else {
+                "outside the wheel"
+            };
+            lines.push(format!("{member}: removed the {why} RPATH entry {e:?}"));
+        }
+    }
+    Ok(lines)
+}
+
+/// The folder the dynamic loader would load `lib` from on this machine, for an ELF with `r`'s
+/// RPATH: its absolute entries, `LD_LIBRARY_PATH`, the folders of `/etc/ld.so.conf`, the
+/// default ones.
+fn locate(lib: &str, r: &ElfReport) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = r
+        .rpath
+        .iter()
+        .chain(&r.runpath)
+        .filter(|e| e.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    if let Ok(v) = std::env::var("LD_LIBRARY_PATH") {
+        dirs.extend(v.split(':').filter(|d| !d.is_empty()).map(PathBuf::from));
+    }
+    dirs.extend(ld_so_conf(Path::new("/etc/ld.so.conf"), 0));
+    for d in ["/lib64", "/usr/lib64", "/lib", "/usr/lib"] {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs.into_iter().find(|d| d.join(lib).is_file())
+}
+
+/// The folders `/etc/ld.so.conf` lists, following its `include` globs.
+fn ld_so_conf(file: &Path, depth: u32) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+    {
+        if let Some(pattern) = line.strip_prefix("include ") {
+            let Ok(paths) = glob::glob(pattern.trim()) else {
+                continue;
+            };
+            for p in paths.flatten() {
+                if depth < 4 {
+                    out.extend(ld_so_conf(&p, depth + 1));
+                }
+            }
+        } else if line.starts_with('/') {
+            out.push(PathBuf::from(line));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_entries_inside_the_wheel_only() {
+        assert!(inside_wheel("pkg/mod.so", "$ORIGIN/../pkg.libs"));
+        assert!(inside_wheel("pkg/mod.so", "$ORIGIN"));
+        assert!(!inside_wheel("pkg/mod.so", "$ORIGIN/../../lib"));
+        assert!(!inside_wheel("pkg/mod.so", "/usr/lib"));
+    }
+
+    #[test]
+    fn majors_from_sonames() {
+        assert_eq!(cudart_major("libcudart.so.13"), Some(13));
+        assert_eq!(cudart_major("libcudart.so.11.0"), Some(11));
+        assert_eq!(soname_major("libcufft.so.12"), 12);
+        assert!(is_build_env(
+            "/tmp/pip-build-env-x/overlay/lib/python3.11/site-packages/nvidia/cu13/lib"
+        ));
+        assert!(!is_build_env("/opt/fftw/lib"));
+    }
+}

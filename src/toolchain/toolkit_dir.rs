@@ -1,0 +1,287 @@
+//! A standard-layout CUDA toolkit folder for builds cudawheel does not run itself (wrap mode,
+//! `python -m cudawheel env`): `bin/` (nvcc and the tools it runs), `include/`, `lib64/` (and
+//! `lib` naming the same folder) with the linker names NVIDIA's wheels lack (`libcudart.so` ->
+//! `libcudart.so.13`), and `nvvm/`, merged from the toolkit of the nvcc in use and NVIDIA's
+//! wheels on `sys.path`.
+//!
+//! Everything is a symbolic link into those folders except `bin/nvcc`, a hard link (or a copy
+//! across file systems): nvcc reads its `nvcc.profile` from the folder it was started from
+//! (`TOP = $(_HERE_)/..`), and CMake resolves a symbolic-link nvcc to its real place, so a
+//! real file is what makes both see this folder as the toolkit's root. Then CMake's
+//! `enable_language(CUDA)` and `find_package(CUDAToolkit)` (`CUDA::cudart`, `CUDA::cufft`) and
+//! torch's `CUDA_HOME` work as with an installed toolkit.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+
+use super::Nvcc;
+use crate::config::PythonInfo;
+
+/// The folders of a toolkit that are merged, and where each goes.
+const PARTS: &[(&str, &str)] = &[
+    ("bin", "bin"),
+    ("include", "include"),
+    ("nvvm", "nvvm"),
+    ("lib64", "lib64"),
+    ("lib", "lib64"),
+];
+
+/// A toolkit folder that was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolkitDir {
+    pub(crate) root: PathBuf,
+    /// `root/bin/nvcc`.
+    pub(crate) nvcc: PathBuf,
+    /// The folders merged into it, first wins.
+    pub(crate) sources: Vec<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ToolkitDirError {
+    #[error("Cannot make the CUDA toolkit folder {}: {what}: {source}", root.display())]
+    Io {
+        root: PathBuf,
+        what: String,
+        source: io::Error,
+    },
+}
+
+impl crate::hint::Hint for ToolkitDirError {
+    fn hints(&self) -> Vec<String> {
+        vec![
+            "the folder is made inside `build-dir`: check that it is writable, or point `build-dir` elsewhere".into(),
+        ]
+    }
+}
+
+/// The toolkit roots to merge: the nvcc's own, then NVIDIA's wheels on `sys.path`
+/// (`nvidia/cu<major>/` from CUDA 13 on, each `nvidia/<component>/` before).
+pub(crate) fn sources(nvcc: &Nvcc, python: &PythonInfo) -> Vec<PathBuf> {
+    let mut out = vec![nvcc.root.clone()];
+    for site in python.toolkit_sites() {
+        let nvidia = site.join("nvidia");
+        let mut found: Vec<PathBuf> = match fs::read_dir(&nvidia) {
+            Ok(entries) => entries.flatten().map(|e| e.path()).collect(),
+            Err(_) => continue,
+        };
+        found.sort();
+        let own = nvidia.join(format!("cu{}", nvcc.major));
+        let wheel_roots = found.into_iter().filter(|p| {
+            let major_folder = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("cu"))
+                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()));
+            // Another major's folder (`nvidia/cu12` beside `cu13`) is not this toolkit's.
+            (!major_folder || *p == own) && (p.join("include").is_dir() || p.join("lib").is_dir())
+        });
+        for root in wheel_roots {
+            if !out.contains(&root) {
+                out.push(root);
+            }
+        }
+    }
+    out
+}
+
+/// Makes the toolkit folder at `root` (replacing what was there) from `nvcc`'s toolkit and
+/// NVIDIA's wheels on `python`'s `sys.path`.
+pub(crate) fn make(
+    root: &Path,
+    nvcc: &Nvcc,
+    python: &PythonInfo,
+) -> Result<ToolkitDir, ToolkitDirError> {
+    let sources = sources(nvcc, python);
+    let err = |what: String| {
+        let root = root.to_path_buf();
+        move |source| ToolkitDirError::Io { root, what, source }
+    };
+    if root.symlink_metadata().is_ok() {
+        fs::remove_dir_all(root).map_err(err("removing the old folder".into()))?;
+    }
+    for (_, to) in PARTS {
+        fs::create_dir_all(root.join(to)).map_err(err(format!("creating {to}/")))?;
+    }
+    symlink("lib64", root.join("lib")).map_err(err("linking lib -> lib64".into()))?;
+    for source in &sources {
+        for (from, to) in PARTS {
+            let dir = source.join(from);
+            if dir.is_dir() {
+                merge(&dir, &root.join(to)).map_err(err(format!("linking {}", dir.display())))?;
+            }
+        }
+    }
+    linker_names(&root.join("lib64")).map_err(err("adding the linker names".into()))?;
+    let nvcc_path = root.join("bin/nvcc");
+    real_nvcc(&nvcc.path, &nvcc_path).map_err(err(format!("placing {}", nvcc.path.display())))?;
+    Ok(ToolkitDir {
+        root: root.to_path_buf(),
+        nvcc: nvcc_path,
+        sources,
+    })
+}
+
+/// Links every entry of `from` into `to`; where both hold a folder of one name, their
+/// entries are merged one level further (first wins).
+fn merge(from: &Path, to: &Path) -> io::Result<()> {
+    let mut entries: Vec<_> = fs::read_dir(from)?.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for entry in entries {
+        let Some(name) = entry.file_name() else {
+            continue;
+        };
+        let dest = to.join(name);
+        match dest.symlink_metadata() {
+            Err(_) => symlink(&entry, &dest)?,
+            Ok(meta) => {
+                if !(entry.is_dir() && dest.is_dir()) {
+                    continue;
+                }
+                if meta.file_type().is_symlink() {
+                    // Make it a real folder holding the first one's entries, then add ours.
+                    let first = fs::read_link(&dest)?;
+                    fs::remove_file(&dest)?;
+                    fs::create_dir(&dest)?;
+                    merge(&first, &dest)?;
+                }
+                merge(&entry, &dest)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `libX.so` -> `libX.so.N` for every versioned library that has no linker name yet (the
+/// shortest version first: `libcufft.so.12` before `libcufft.so.12.1`).
+fn linker_names(lib: &Path) -> io::Result<()> {
+    let mut names: Vec<String> = fs::read_dir(lib)?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect();
+    names.sort_by_key(|n| (n.len(), n.clone()));
+    for name in &names {
+        if let Some(linker) = linker_name(name) {
+            let dest = lib.join(&linker);
+            if dest.symlink_metadata().is_err() {
+                symlink(name, dest)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `libcudart.so.13` -> `libcudart.so`; `None` for a name that is not `lib*.so.<digits>...`.
+pub(crate) fn linker_name(name: &str) -> Option<String> {
+    let (stem, version) = name.split_once(".so.")?;
+    let versioned = version
+        .split('.')
+        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    (stem.starts_with("lib") && versioned).then(|| format!("{stem}.so"))
+}
+
+/// `to` made the same file as `from` (a hard link, else a copy), replacing the symbolic link
+/// the merge left there.
+fn real_nvcc(from: &Path, to: &Path) -> io::Result<()> {
+    let from = fs::canonicalize(from)?;
+    if to.symlink_metadata().is_ok() {
+        fs::remove_file(to)?;
+    }
+    if fs::hard_link(&from, to).is_err() {
+        fs::copy(&from, to)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolchain::NvccOrigin;
+
+    fn fake_wheel(site: &Path) -> PathBuf {
+        let cu = site.join("nvidia/cu13");
+        for dir in ["bin", "include/crt", "lib", "nvvm/bin"] {
+            fs::create_dir_all(cu.join(dir)).unwrap();
+        }
+        fs::write(cu.join("bin/nvcc"), "#!/bin/sh\n").unwrap();
+        fs::write(cu.join("bin/nvcc.profile"), "TOP = $(_HERE_)/..\n").unwrap();
+        fs::write(cu.join("include/cuda_runtime.h"), "").unwrap();
+        fs::write(cu.join("include/crt/host_defines.h"), "").unwrap();
+        fs::write(cu.join("lib/libcudart.so.13"), "").unwrap();
+        fs::write(cu.join("lib/libcudart_static.a"), "").unwrap();
+        cu
+    }
+
+    fn nvcc_at(root: &Path) -> Nvcc {
+        Nvcc {
+            path: root.join("bin/nvcc"),
+            root: root.to_path_buf(),
+            major: 13,
+            minor: 0,
+            full_version: "13.0.0".into(),
+            origin: NvccOrigin::Pip(root.to_path_buf()),
+            archs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn linker_names_are_the_versioned_names_without_their_version() {
+        assert_eq!(
+            linker_name("libcudart.so.13").as_deref(),
+            Some("libcudart.so")
+        );
+        assert_eq!(
+            linker_name("libnvrtc-builtins.so.13.2").as_deref(),
+            Some("libnvrtc-builtins.so")
+        );
+        assert_eq!(linker_name("libcudart_static.a"), None);
+        assert_eq!(linker_name("libcudart.so"), None);
+        assert_eq!(linker_name("libfoo.so.13.x"), None);
+    }
+
+    #[test]
+    fn a_folder_merges_the_wheels_with_linker_names_and_a_real_nvcc() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site_a = tmp.path().join("a");
+        let site_b = tmp.path().join("b");
+        let cu = fake_wheel(&site_a);
+        // A second site with another library and more headers in a folder of the same name.
+        let other = site_b.join("nvidia/cu13");
+        fs::create_dir_all(other.join("lib")).unwrap();
+        fs::create_dir_all(other.join("include/crt")).unwrap();
+        fs::write(other.join("lib/libcufft.so.12"), "").unwrap();
+        fs::write(other.join("include/crt/extra.h"), "").unwrap();
+        fs::write(other.join("include/cufft.h"), "").unwrap();
+        // Another major's folder is not merged.
+        fs::create_dir_all(site_b.join("nvidia/cu12/lib")).unwrap();
+        fs::write(site_b.join("nvidia/cu12/lib/libcudart.so.12"), "").unwrap();
+
+        let mut python = PythonInfo::for_tests(tmp.path());
+        python.sys_path = vec![site_a.clone(), site_b.clone()];
+        let dir = make(&tmp.path().join("tk"), &nvcc_at(&cu), &python).unwrap();
+        let root = &dir.root;
+        assert_eq!(dir.sources, vec![cu.clone(), other.clone()]);
+        assert_eq!(
+            fs::read_link(root.join("lib64/libcudart.so")).unwrap(),
+            PathBuf::from("libcudart.so.13")
+        );
+        assert!(root.join("lib64/libcudart.so").exists());
+        assert!(root.join("lib/libcufft.so").exists());
+        assert!(!root.join("lib64/libcudart.so.12").exists());
+        assert!(root.join("include/crt/host_defines.h").exists());
+        assert!(root.join("include/crt/extra.h").exists());
+        assert!(root.join("include/cufft.h").exists());
+        assert!(root.join("bin/nvcc.profile").exists());
+        let nvcc_meta = root.join("bin/nvcc").symlink_metadata().unwrap();
+        assert!(
+            nvcc_meta.file_type().is_file(),
+            "bin/nvcc must be a real file"
+        );
+        // Made again: replaced, not merged into the old one.
+        fs::remove_file(other.join("lib/libcufft.so.12")).unwrap();
+        make(root, &nvcc_at(&cu), &python).unwrap();
+        assert!(root.join("lib64/libcudart.so").exists());
+        assert!(root.join("lib64/libcufft.so").symlink_metadata().is_err());
+    }
+}

@@ -1,0 +1,278 @@
+"""Wrap mode (`[tool.cudawheel] build-backend = ...`): real projects built from their own build
+files, only pyproject.toml's `[build-system]` switched to cudawheel and a `[tool.cudawheel]`
+table added.
+
+- JAX's own `examples/ffi` (vendored unchanged under tests/data/upstream: CMake +
+  scikit-build-core + nanobind, `enable_language(CUDA)`, `find_package(CUDAToolkit)`,
+  `CUDA::cudart`), built once with `uv build` (build isolation, CPython 3.12 as its CMake file
+  asks), checked by the build's own lines (the toolkit folder found as CUDA), the ELF files
+  (libcudart by SONAME), the GPU code (the archs given), and JAX's own tests of the example in a
+  fresh venv (CPU here: the CUDA ones skip themselves).
+- A `setup.py` with torch's `CUDAExtension` (examples/torch_muladd's sources), setuptools
+  wrapped, without build isolation: torch's CUDA_HOME and TORCH_CUDA_ARCH_LIST are cudawheel's,
+  the operator runs on the CPU in a fresh venv.
+- `python -m cudawheel env`: the folder works as a toolkit (its nvcc, its linker names).
+- Controls and errors: the same JAX build without the folder finds no CUDA compiler even with
+  NVIDIA's wheels installed; the inner backend missing; a CMake project that finds no CUDA.
+
+Tests marked `REPAIRED` check what the repair of the wrapped wheel makes (`-cuNN` name,
+`$ORIGIN` RPATHs, Requires-Dist, the audit).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, TORCH_REQS, Wheel, clean_env, new_venv, readelf_dynamic, run, uv, uv_env
+from test_size_budget import pyenv_python
+
+DATA = REPO / "tests/data"
+JAX_FFI = DATA / "upstream/jax-ffi-example"
+CUDA_ON = "cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA=ON"
+SKBUILD_BUILD_SYSTEM = '[build-system]\nrequires = ["scikit-build-core", "nanobind", "jax>=0.4.31"]\nbuild-backend = "scikit_build_core.build"\n'
+
+
+def wrapped_copy(src: Path, dest: Path, tool: str, build_system: str = SKBUILD_BUILD_SYSTEM) -> Path:
+    """`src` copied to `dest` with its `[build-system]` switched to cudawheel and `tool` as its
+    `[tool.cudawheel]` table: the only change."""
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    text = (dest / "pyproject.toml").read_text()
+    assert build_system in text, text
+    ours = build_system.replace('requires = ["', 'requires = ["cudawheel", "')
+    ours = re.sub(r'build-backend = "[^"]+"', 'build-backend = "cudawheel"', ours)
+    (dest / "pyproject.toml").write_text(text.replace(build_system, ours) + f"\n[tool.cudawheel]\n{tool}")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def py312() -> Path:
+    return pyenv_python(12)
+
+
+@pytest.fixture(scope="module")
+def jax_wrapped(tmp_path_factory, wheelhouse, py312):
+    """JAX's example with CUDA on, wrapped, built once: (wheel, project, stderr)."""
+    work = tmp_path_factory.mktemp("wrap-jax")
+    project = wrapped_copy(JAX_FFI, work / "jax-ffi-example", 'build-backend = "scikit_build_core.build"\n')
+    proc = run([uv(), "build", "--wheel", "-p", py312, "-o", work / "out", "-C", "archs=90", "-C", CUDA_ON, project],
+               env=uv_env(wheelhouse), timeout=2400)
+    (whl,) = (work / "out").glob("*.whl")
+    return Wheel(whl), project, proc.stderr
+
+
+def gpu_code(backend_python, wheel: Path) -> dict:
+    """The GPU code of each ELF file, as `python -m cudawheel audit --json` reads it."""
+    proc = run([backend_python, "-m", "cudawheel", "audit", "--json", wheel], check=False)
+    (report,) = json.loads(proc.stdout)
+    return report
+
+
+def test_jax_example_builds_with_the_toolkit_folder(jax_wrapped, backend_python, tmp_path):
+    wheel, project, log = jax_wrapped
+    folder = project / "build/cudawheel/toolkit"
+    assert f"toolkit folder {folder}" in log, log[-3000:]
+    # CMake took the folder as an ordinary toolkit: its nvcc and its headers and libraries.
+    assert re.search(r"The CUDA compiler identification is NVIDIA 13\.", log), log[-3000:]
+    assert f"Check for working CUDA compiler: {folder}/bin/nvcc" in log, log[-3000:]
+    assert f"Found CUDAToolkit: {folder}/include" in log, log[-3000:]
+    assert (folder / "lib64/libcudart.so").resolve().name == "libcudart.so.13"
+    # Every CUDA-built ELF links the shared runtime by SONAME (`cudart = "shared"`: CMake's
+    # default would have put a static copy into lib_cuda_examples.so).
+    elfs = sorted(n for n in wheel.names if n.endswith(".so"))
+    gpu = [n for n in elfs if "cuda_examples" in n or "gpu_examples" in n]
+    assert len(elfs) == 4 and len(gpu) == 2, elfs
+    for so in gpu:
+        needed = readelf_dynamic(wheel.extract(so, tmp_path))["NEEDED"]
+        assert "libcudart.so.13" in needed, (so, needed)
+        assert not [n for n in needed if n.startswith("libcuda") and n != "libcudart.so.13"], needed
+    # `-C archs=90` reached CMake as CUDAARCHS: SASS for sm_90 and PTX for compute_90 only.
+    code = gpu_code(backend_python, wheel.path)["gpu_code"]
+    kernels = [c for path, c in code.items() if path.endswith("lib_cuda_examples.so")]
+    assert kernels == [{**kernels[0], "sass": ["sm_90"], "ptx": ["compute_90"]}], code
+
+
+def test_jax_example_wheel_is_repaired(jax_wrapped, backend_python, tmp_path):
+    """REPAIRED: the name, the RPATHs into NVIDIA's runtime wheel, Requires-Dist, the audit."""
+    wheel, _, _ = jax_wrapped
+    assert re.fullmatch(r"jax_ffi_example_cu13-0\.0\.1-cp312-cp312-manylinux_2_\d+_x86_64\.whl", wheel.path.name)
+    wheel.check_record()
+    requires = wheel.field("Requires-Dist")
+    assert "jax" in requires and any(r.startswith("nvidia-cuda-runtime>=13") for r in requires), requires
+    for so in [n for n in wheel.names if n.endswith(".so") and ("cuda_examples" in n or "gpu_examples" in n)]:
+        dyn = readelf_dynamic(wheel.extract(so, tmp_path))
+        assert dyn["RPATH"] == ["$ORIGIN/../nvidia/cu13/lib"] and dyn["RUNPATH"] == [], (so, dyn)
+    report = gpu_code(backend_python, wheel.path)
+    assert report["ok"], report["violations"]
+
+
+def test_jax_examples_own_tests_pass(jax_wrapped, wheelhouse, py312, tmp_path):
+    """JAX's tests of the example, in a fresh venv of CPython 3.12 with PyPI's jax (CPU): the
+    CPU handlers run; the CUDA and GPU tests skip themselves without a GPU."""
+    wheel, _, _ = jax_wrapped
+    venv = tmp_path / "v"
+    run([uv(), "venv", "-q", "-p", py312, venv], env=uv_env(wheelhouse))
+    py = venv / "bin/python"
+    run([uv(), "pip", "install", "-q", "-p", py, wheel.path, "jax", "pytest", "absl-py"],
+        env=uv_env(wheelhouse), timeout=1800)
+    tests = shutil.copytree(JAX_FFI / "tests", tmp_path / "tests")
+    proc = run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests], cwd=tmp_path, env=clean_env(JAX_PLATFORMS="cpu"),
+               check=False, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", proc.stdout)
+    assert passed and int(passed.group(1)) >= 10, proc.stdout[-2000:]
+    assert "failed" not in proc.stdout.splitlines()[-1], proc.stdout[-2000:]
+
+
+def test_without_the_toolkit_folder_cmake_finds_no_cuda(wheelhouse, py312, tmp_path):
+    """Control: the unchanged project built by scikit-build-core alone, with NVIDIA's toolkit
+    wheels in its build environment too, finds no CUDA compiler."""
+    project = tmp_path / "jax-ffi-example"
+    shutil.copytree(JAX_FFI, project)
+    text = (project / "pyproject.toml").read_text()
+    toolkit = '"cuda-toolkit[nvcc,cccl,cudart]>=13,<14", "jax>=0.4.31"'
+    (project / "pyproject.toml").write_text(text.replace('"jax>=0.4.31"', toolkit, 1))
+    proc = run([uv(), "build", "--wheel", "-p", py312, "-o", tmp_path / "out", "-C", CUDA_ON, project],
+               env=uv_env(wheelhouse), check=False, timeout=1800)
+    assert proc.returncode != 0
+    # CMake's words for it (before and since CMake 4).
+    assert re.search(r"No CMAKE_CUDA_COMPILER could be found|Failed to find nvcc", proc.stderr), proc.stderr[-3000:]
+
+
+def test_a_missing_inner_backend_is_one_line(backend_python, tmp_path):
+    project = wrapped_copy(JAX_FFI, tmp_path / "p", 'build-backend = "scikit_build_core.build"\n')
+    proc = run([backend_python, "-m", "cudawheel", "requires", project], env=clean_env(), check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first == ('cudawheel: error: `tool.cudawheel.build-backend` = "scikit_build_core.build": the module `scikit_build_core` is '
+                     'not installed in the build environment; add "scikit-build-core" to `[build-system].requires` '
+                     "in pyproject.toml"), proc.stderr
+
+
+def test_requirements_and_sdist_come_from_the_wrapped_backend(wheelhouse, tmp_path):
+    py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "scikit-build-core")
+    tool = 'build-backend = "scikit_build_core.build"\nlibraries = ["cufft"]\n'
+    project = wrapped_copy(JAX_FFI, tmp_path / "p", tool)
+    env = clean_env(PATH=f"{py.parent}:/usr/bin:/bin")  # no cmake or ninja: scikit-build-core asks for them
+    reqs = run([py, "-m", "cudawheel", "requires", project], env=env).stdout.split()
+    assert any(r.startswith("cmake") for r in reqs) and any(r.startswith("ninja") for r in reqs), reqs
+    assert "cuda-toolkit[cccl,cudart,cufft,nvcc]>=13,<14" in reqs, reqs
+    # A misspelled library is an error, not a build without it.
+    (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace('"cufft"', '"cuff"'))
+    proc = run([py, "-m", "cudawheel", "requires", project], env=env, check=False)
+    assert proc.returncode == 1 and "`tool.cudawheel.libraries` names the library \"cuff\"" in proc.stderr, proc.stderr
+    assert 'did you mean "cufft"?' in proc.stderr, proc.stderr
+    # The sdist is scikit-build-core's own: the project's files, its pyproject.toml as written.
+    proc = run([py, "-m", "cudawheel", "sdist", project, "-o", tmp_path / "sdist"], env=env)
+    sdist = Path(proc.stdout.strip())
+    assert sdist.name == "jax_ffi_example-0.0.1.tar.gz", proc.stdout
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        pyproject = tar.extractfile("jax_ffi_example-0.0.1/pyproject.toml").read().decode()
+    assert {"CMakeLists.txt", "src/jax_ffi_example/cuda_examples.cu", "pyproject.toml"} <= names, names
+    assert 'build-backend = "cudawheel"' in pyproject and 'build-backend = "scikit_build_core.build"' in pyproject
+
+
+def test_an_editable_install_is_refused_in_one_line(backend_python, tmp_path):
+    project = wrapped_copy(JAX_FFI, tmp_path / "p", 'build-backend = "scikit_build_core.build"\n')
+    proc = run([backend_python, "-c", "import cudawheel; cudawheel.get_requires_for_build_editable()"], cwd=project,
+               env=clean_env(), check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("cudawheel: error: An editable install is not made in wrap mode "
+                                  '(`tool.cudawheel.build-backend` = "scikit_build_core.build")'), proc.stderr
+
+
+def test_a_cmake_project_that_finds_no_cuda_says_what_it_was_given(wheelhouse, tmp_path):
+    project = tmp_path / "wrap-no-cuda"
+    shutil.copytree(DATA / "wrap-no-cuda", project)
+    proc = run([uv(), "build", "--wheel", "-o", tmp_path / "out", project], env=uv_env(wheelhouse), check=False,
+               timeout=1800)
+    assert proc.returncode != 0
+    folder = project / "build/cudawheel/toolkit"
+    prefix = "cudawheel: error: The wrapped build (scikit_build_core.build) found no CUDA ("
+    line = next((ln for ln in proc.stderr.splitlines() if ln.startswith(prefix)), None)
+    assert line is not None, proc.stderr[-3000:]
+    # CMake's own line (its wording varies by release), then what cudawheel gave the build.
+    assert re.match(re.escape(prefix) + r'"(No CMAKE_CUDA_COMPILER could be found|Failed to find nvcc)', line), line
+    assert f"cudawheel gave it CUDACXX={folder}/bin/nvcc, CUDA_HOME={folder}, CUDAToolkit_ROOT={folder}" in line, line
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def torch_setuptools(tmp_path_factory, wheelhouse):
+    """The setup.py project built wrapped, without build isolation, in a venv with torch and
+    setuptools: (wheel, python, stderr)."""
+    work = tmp_path_factory.mktemp("wrap-setuptools")
+    py = new_venv(work / "v", wheelhouse, "cudawheel", *TORCH_REQS, "setuptools")
+    project = work / "proj"
+    shutil.copytree(DATA / "wrap-setuptools", project)
+    shutil.copytree(REPO / "examples/torch_muladd/csrc", project / "csrc")
+    shutil.copy(REPO / "examples/torch_muladd/torch_muladd/ops.py", project / "torch_muladd/ops.py")
+    proc = run([py, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=90"], env=clean_env(),
+               timeout=2400)
+    return Wheel(Path(proc.stdout.strip().splitlines()[-1])), py, proc.stderr
+
+
+def test_setuptools_torch_extension_builds_with_cudawheels_choices(torch_setuptools, backend_python, tmp_path):
+    wheel, _, log = torch_setuptools
+    (ext,) = [n for n in wheel.names if n.startswith("torch_muladd/_C") and n.endswith(".so")]
+    needed = readelf_dynamic(wheel.extract(ext, tmp_path))["NEEDED"]
+    assert "libcudart.so.13" in needed and "libc10_cuda.so" in needed, needed
+    # TORCH_CUDA_ARCH_LIST from `-C archs=90`: torch's own flags made sm_90 SASS and PTX.
+    code = gpu_code(backend_python, wheel.path)["gpu_code"]
+    assert [(c["sass"], c["ptx"]) for c in code.values()] == [(["sm_90"], ["compute_90"])], code
+    assert "toolkit folder" in log
+
+
+def test_setuptools_torch_wheel_is_repaired(torch_setuptools, tmp_path):
+    """REPAIRED: the -cu13 name, torch pinned to the minor it was built against, RPATHs."""
+    wheel, py, _ = torch_setuptools
+    torch_version = run([py, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    major, minor = (int(x) for x in torch_version.split(".")[:2])
+    assert wheel.path.name.startswith("torch_muladd_setuptools_cu13-0.1.0-"), wheel.path.name
+    assert f"torch<{major}.{minor + 1},>={major}.{minor}" in wheel.field("Requires-Dist") or \
+        f"torch>={major}.{minor},<{major}.{minor + 1}" in wheel.field("Requires-Dist"), wheel.field("Requires-Dist")
+    (ext,) = [n for n in wheel.names if n.startswith("torch_muladd/_C") and n.endswith(".so")]
+    rpath = readelf_dynamic(wheel.extract(ext, tmp_path))["RPATH"]
+    assert rpath and all(p.startswith("$ORIGIN") for p in rpath[0].split(":")), rpath
+
+
+def test_setuptools_torch_operator_runs_on_the_cpu(torch_setuptools, wheelhouse, tmp_path):
+    wheel, _, _ = torch_setuptools
+    py = new_venv(tmp_path / "v", wheelhouse, *TORCH_REQS[:1], wheel.path)
+    code = ("import torch, torch_muladd\n"
+            "a, b = torch.randn(64), torch.randn(64)\n"
+            "torch.testing.assert_close(torch_muladd.muladd(a, b, 2.5), a * b + 2.5)\n"
+            "print('ok')\n")
+    assert run([py, "-c", code], cwd=tmp_path, env=clean_env()).stdout.strip() == "ok"
+
+
+def test_env_prints_a_toolkit_folder_that_works(toolkit_python, tmp_path):
+    proc = run([toolkit_python, "-m", "cudawheel", "env", "--json", "-C", "archs=80;90"], cwd=tmp_path,
+               env=clean_env())
+    env = json.loads(proc.stdout)
+    folder = tmp_path / "build/cudawheel/toolkit"
+    assert env["CUDA_HOME"] == env["CUDAToolkit_ROOT"] == str(folder), env
+    assert env["CUDACXX"] == str(folder / "bin/nvcc"), env
+    assert env["CUDAARCHS"] == "80-real;90" and env["TORCH_CUDA_ARCH_LIST"] == "8.0;9.0+PTX", env
+    assert int(env["CMAKE_BUILD_PARALLEL_LEVEL"]) >= 1 and env["MAX_JOBS"] == env["CMAKE_BUILD_PARALLEL_LEVEL"]
+    # nvcc started from the folder takes it as its toolkit root (its own nvcc.profile).
+    dry = run([env["CUDACXX"], "--dryrun", "-c", "x.cu"], cwd=tmp_path, check=False)
+    assert f"_HERE_={folder}/bin" in dry.stdout + dry.stderr, (dry.stdout + dry.stderr)[:800]
+    assert (folder / "lib64/libcudart.so").resolve().name == "libcudart.so.13"
+    assert (folder / "include/cuda_runtime.h").is_file()
+    # The shell form is for eval.
+    shell = run([toolkit_python, "-m", "cudawheel", "env", "-C", "archs=80;90"], cwd=tmp_path, env=clean_env())
+    assert f"export CUDACXX={folder}/bin/nvcc" in shell.stdout.splitlines()
+    assert "export CUDAARCHS='80-real;90'" in shell.stdout.splitlines()
+
+
+def test_the_vendored_example_is_unchanged():
+    """The copy of JAX's example is verbatim: its upstream build-system table is still there."""
+    assert SKBUILD_BUILD_SYSTEM in (JAX_FFI / "pyproject.toml").read_text()
+    assert "JAX_FFI_EXAMPLE_ENABLE_CUDA" in (JAX_FFI / "CMakeLists.txt").read_text()
