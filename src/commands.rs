@@ -27,7 +27,7 @@ pub(crate) fn wheels(
     library: bool,
 ) -> Result<Vec<PathBuf>, Error> {
     if let Some(w) = crate::config::wrapped::load(req.source_tree, req.overrides)? {
-        return Ok(vec![pipeline::wrapped(&w, req, wheel_dir)?]);
+        return Ok(vec![crate::wrap::wrapped(&w, req, wheel_dir)?]);
     }
     let config = Config::load(req.source_tree, req.overrides)?;
     let wheels = match config.tool.split {

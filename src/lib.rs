@@ -49,5 +49,6 @@ mod plan;
 mod resolve;
 mod toolchain;
 mod ui;
+mod wrap;
 
 pub(crate) use error::{render, Error};

@@ -29,7 +29,7 @@ fn no_editable_wrap(req: &Request<'_>) -> Result<(), Error> {
 
 pub(crate) fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<String>, Error> {
     if let Some(w) = wrapping(req)? {
-        return pipeline::wrapped_requires(&w, req, "get_requires_for_build_wheel");
+        return crate::wrap::wrapped_requires(&w, req, "get_requires_for_build_wheel");
     }
     let config = Config::load(req.source_tree, req.overrides)?;
     variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
@@ -44,7 +44,7 @@ pub(crate) fn get_requires_for_build_editable(req: &Request<'_>) -> Result<Vec<S
 
 pub(crate) fn get_requires_for_build_sdist(req: &Request<'_>) -> Result<Vec<String>, Error> {
     if let Some(w) = wrapping(req)? {
-        return pipeline::wrapped_requires(&w, req, "get_requires_for_build_sdist");
+        return crate::wrap::wrapped_requires(&w, req, "get_requires_for_build_sdist");
     }
     Config::load(req.source_tree, req.overrides)?;
     Ok(Vec::new())
@@ -56,7 +56,7 @@ pub(crate) fn prepare_metadata_for_build_wheel(
     metadata_dir: &Path,
 ) -> Result<String, Error> {
     if let Some(w) = wrapping(req)? {
-        return pipeline::wrapped_metadata(&w, req, metadata_dir);
+        return crate::wrap::wrapped_metadata(&w, req, metadata_dir);
     }
     let r = resolve(req)?;
     let mut files = Files::default();
@@ -82,7 +82,7 @@ pub(crate) fn build_wheel(
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
     if let Some(w) = wrapping(req)? {
-        return pipeline::wrapped_wheel(&w, req, wheel_dir, metadata_dir);
+        return crate::wrap::wrapped_wheel(&w, req, wheel_dir, metadata_dir);
     }
     pipeline::build_one(req, Wheels::Whole, wheel_dir, metadata_dir)
 }
@@ -102,7 +102,7 @@ pub(crate) fn build_editable(
 /// Builds the sdist into `sdist_dir`; returns its file name.
 pub(crate) fn build_sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
     if let Some(w) = wrapping(req)? {
-        return pipeline::wrapped_sdist(&w, req, sdist_dir);
+        return crate::wrap::wrapped_sdist(&w, req, sdist_dir);
     }
     pipeline::sdist(req, sdist_dir)
 }

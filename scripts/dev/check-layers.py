@@ -7,7 +7,7 @@
    but `super::sibling::x` is an import of the sibling);
 2. no stage imports a later stage (config -> plan -> toolchain -> libraries -> bindings ->
    build -> audit -> package); the shared helpers (hint, ui, inspect) import no stage;
-3. only the composers (pep517, pipeline, commands, resolve, doctor, bridge) and error.rs import several stages'
+3. only the composers (pep517, pipeline, wrap, commands, resolve, doctor, bridge) and error.rs import several stages'
    entry points freely, and no stage imports a composer or error.rs.
 
 4. no function (tests included) is longer than 120 lines.
@@ -22,7 +22,7 @@ from pathlib import Path
 SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "src"
 STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "compile", "audit", "package"]
 SHARED = {"hint", "ui", "inspect"}
-COMPOSERS = {"pep517", "pipeline", "commands", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error"}
+COMPOSERS = {"pep517", "pipeline", "wrap", "commands", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error"}
 
 
 def module_of(path: Path) -> list[str]:
