@@ -182,8 +182,8 @@ def main() -> int:
     ap.add_argument("--seeds", default="1,2,3,4,5,6,7,8,9,10",
                     help="PYTHONHASHSEEDs, one per run in turn (pip 23.1/23.2 order build requirements by hash)")
     ap.add_argument("--caches", default="cold,warm")
-    ap.add_argument("--cache", type=Path, default=Path(os.environ.get("PIP_CACHE_DIR", "/work/cache/pip")))
-    ap.add_argument("--uv-cache", type=Path, default=Path(os.environ.get("UV_CACHE_DIR", "/work/cache/uv")))
+    ap.add_argument("--cache", type=Path, default=Path(os.environ.get("PIP_CACHE_DIR", ".cache/pip")))
+    ap.add_argument("--uv-cache", type=Path, default=Path(os.environ.get("UV_CACHE_DIR", ".cache/uv")))
     ap.add_argument("--requires", help="a JSON list answered instead of cudawheel's (the control)")
     ap.add_argument("--work", type=Path, help="folder for venvs (kept between calls)")
     ap.add_argument("--json", type=Path, help="also write every run here")
