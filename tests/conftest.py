@@ -255,3 +255,8 @@ def torch_facts(torch_python) -> dict:
     version, cuda = out.split()
     major, minor = (int(x) for x in version.split(".")[:2])
     return {"version": version, "minor": (major, minor), "cuda": cuda}
+
+
+# tests/data holds projects the tests build, not tests: other projects' own test files in it
+# (upstream/*/tests/*_test.py) run only where a test installs what they need.
+collect_ignore = ["data"]

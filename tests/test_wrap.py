@@ -276,3 +276,24 @@ def test_the_vendored_example_is_unchanged():
     """The copy of JAX's example is verbatim: its upstream build-system table is still there."""
     assert SKBUILD_BUILD_SYSTEM in (JAX_FFI / "pyproject.toml").read_text()
     assert "JAX_FFI_EXAMPLE_ENABLE_CUDA" in (JAX_FFI / "CMakeLists.txt").read_text()
+
+
+def test_a_plain_build_repaired_equals_wrap_mode(jax_wrapped, toolkit_python, wheelhouse, py312, tmp_path):
+    """The unchanged project built by scikit-build-core itself, in the environment
+    `python -m cudawheel env` prints, then `python -m cudawheel repair`: the same wheel as wrap
+    mode's, member by member (the CI route for projects that keep their own backend)."""
+    wrapped, _, _ = jax_wrapped
+    env = json.loads(run([toolkit_python, "-m", "cudawheel", "env", "--json", "-C", "archs=90"],
+                         cwd=tmp_path, env=clean_env()).stdout)
+    plain = tmp_path / "jax-ffi-example"
+    shutil.copytree(JAX_FFI, plain, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    run([uv(), "build", "--wheel", "-p", py312, "-o", tmp_path / "plain", "-C", CUDA_ON, plain],
+        env=uv_env(wheelhouse, **env), timeout=2400)
+    (built,) = (tmp_path / "plain").glob("*.whl")
+    run([toolkit_python, "-m", "cudawheel", "repair", built, "-w", tmp_path / "repaired"], env=clean_env())
+    (repaired,) = (tmp_path / "repaired").glob("*.whl")
+    assert repaired.name == wrapped.path.name
+    ours, theirs = Wheel(repaired), Wheel(wrapped.path)
+    assert sorted(ours.names) == sorted(theirs.names)
+    differ = [n for n in ours.names if not n.endswith("/RECORD") and ours.read(n) != theirs.read(n)]
+    assert differ == [], differ
