@@ -84,7 +84,7 @@ fn read(
     };
     let doc: RawDocument = toml::from_str(&text).map_err(|e| ConfigError::Toml {
         path: path.clone(),
-        message: e.message().replace('\n', " "),
+        message: super::one_line(&e),
     })?;
     let empty = toml::Table::new();
     let table = match doc.tool.as_ref().and_then(|t| t.get("cudawheel")) {
