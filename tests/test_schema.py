@@ -29,7 +29,7 @@ def validate(path, site=None):
 def test_get_schema_is_the_checked_in_file(cudawheel_site):
     code = "import json, cudawheel.schema as s; d = s.get_schema('cudawheel'); print(d['title'], sorted(d['properties'])[:3])"
     out = run([sys.executable, "-c", code], env=clean_env(PYTHONPATH=cudawheel_site)).stdout
-    assert out.strip() == "[tool.cudawheel] ['archs', 'bindings', 'build-dir']"
+    assert out.strip() == "[tool.cudawheel] ['archs', 'bindings', 'build-backend']"
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.iterdir() if (p / "pyproject.toml").exists()))

@@ -460,9 +460,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
-    for option in ("--cuda", "--python"):
+    for option, commands in (("--cuda", "the wheel and repair commands"), ("--python", "the wheel command")):
         if any(e == option or e.startswith(option + "=") for e in extra):
-            parser.error(f"{option} goes with the wheel (or, --cuda, the repair) command")
+            parser.error(f"{option} goes with {commands}")
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     settings = _settings(dict(getattr(args, "config_setting", [])))
