@@ -57,12 +57,44 @@ struct RawDocument {
     variant: Option<toml::Value>,
 }
 
+impl RawDocument {
+    /// pyproject.toml's text (`path` for the message); a syntax error names line and column.
+    fn parse(path: &Path, text: &str) -> Result<RawDocument, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Toml {
+            path: path.to_path_buf(),
+            message: one_line(&e),
+        })
+    }
+
+    /// `[tool.cudawheel]`, or `empty` when there is none; any other type is an error.
+    fn cudawheel_table<'a>(
+        &'a self,
+        empty: &'a toml::Table,
+    ) -> Result<&'a toml::Table, ConfigError> {
+        match self.tool.as_ref().and_then(|t| t.get("cudawheel")) {
+            None => Ok(empty),
+            Some(toml::Value::Table(t)) => Ok(t),
+            Some(_) => Err(ConfigError::WrongType {
+                key: "tool.cudawheel".into(),
+                origin: Origin::Pyproject,
+                expected: "a table".into(),
+                found: "another type".into(),
+            }),
+        }
+    }
+}
+
+/// The project's root: `source_tree` made absolute.
+fn project_root(source_tree: &Path) -> Result<PathBuf, ConfigError> {
+    std::path::absolute(source_tree).map_err(|source| ConfigError::Io {
+        path: source_tree.to_path_buf(),
+        source,
+    })
+}
+
 impl Config {
     pub(crate) fn load(source_tree: &Path, overrides: &Overrides) -> Result<Config, ConfigError> {
-        let root = std::path::absolute(source_tree).map_err(|source| ConfigError::Io {
-            path: source_tree.to_path_buf(),
-            source,
-        })?;
+        let root = project_root(source_tree)?;
         let path = root.join("pyproject.toml");
         let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io {
             path: path.clone(),
@@ -81,11 +113,8 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         let root = root.to_path_buf();
         let path = root.join("pyproject.toml");
-        let doc: RawDocument = toml::from_str(&text).map_err(|e| ConfigError::Toml {
-            path: path.clone(),
-            message: one_line(&e),
-        })?;
-        let Some(raw_project) = doc.project else {
+        let mut doc = RawDocument::parse(&path, &text)?;
+        let Some(raw_project) = doc.project.take() else {
             return Err(ConfigError::NoProject { path });
         };
         // Re-deserialize `[project]` from its own value so serde names the offending field.
@@ -97,18 +126,7 @@ impl Config {
                     message: one_line(&e),
                 })?;
         let empty = toml::Table::new();
-        let tool_table = match doc.tool.as_ref().and_then(|t| t.get("cudawheel")) {
-            None => &empty,
-            Some(toml::Value::Table(t)) => t,
-            Some(_) => {
-                return Err(ConfigError::WrongType {
-                    key: "tool.cudawheel".into(),
-                    origin: Origin::Pyproject,
-                    expected: "a table".into(),
-                    found: "another type".into(),
-                })
-            }
-        };
+        let tool_table = doc.cudawheel_table(&empty)?;
         let tool = ToolConfig::parse(tool_table, overrides)?;
         let project = raw.validate(&root, tool.version_file.as_deref())?;
         let source_date_epoch = match overrides

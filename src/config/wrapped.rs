@@ -24,11 +24,6 @@ pub(crate) struct Wrapped {
     pub(crate) passed: BTreeMap<String, String>,
 }
 
-#[derive(serde::Deserialize)]
-struct RawDocument {
-    tool: Option<toml::Table>,
-}
-
 /// Whether a `-C` setting is cudawheel's.
 fn is_ours(name: &str) -> bool {
     name.starts_with("cudawheel.") || TOP_KEYS.iter().any(|k| k.name == name)
@@ -72,25 +67,16 @@ fn read(
     overrides: &Overrides,
     optional: bool,
 ) -> Result<(Wrapped, bool), ConfigError> {
-    let root = std::path::absolute(source_tree).map_err(|source| ConfigError::Io {
-        path: source_tree.to_path_buf(),
-        source,
-    })?;
+    let root = super::project_root(source_tree)?;
     let path = root.join("pyproject.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(_) if optional && !path.exists() => String::new(),
         Err(source) => return Err(ConfigError::Io { path, source }),
     };
-    let doc: RawDocument = toml::from_str(&text).map_err(|e| ConfigError::Toml {
-        path: path.clone(),
-        message: super::one_line(&e),
-    })?;
+    let doc = super::RawDocument::parse(&path, &text)?;
     let empty = toml::Table::new();
-    let table = match doc.tool.as_ref().and_then(|t| t.get("cudawheel")) {
-        Some(toml::Value::Table(t)) => t,
-        _ => &empty,
-    };
+    let table = doc.cudawheel_table(&empty)?;
     let set = |name: &str| {
         overrides.settings.contains_key(name)
             || overrides
