@@ -76,9 +76,7 @@ pub(crate) fn prepare(
         toolkit: &toolkit,
         toolchain: &tc,
         archs: arch::build_system_spellings(&gencodes),
-        jobs: tool
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        jobs: tool.jobs_or_cores(),
         max_memory: tool.max_memory,
         host_configured: tool.host_compiler.is_some(),
         cudart: tool.cudart,

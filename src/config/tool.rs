@@ -45,6 +45,12 @@ impl ToolConfig {
         self
     }
 
+    /// `jobs`, or this machine's cores when it is not set.
+    pub(crate) fn jobs_or_cores(&self) -> usize {
+        self.jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
     /// `name-suffix` with `{major}` filled in.
     pub(crate) fn suffix_for(&self, major: u32) -> String {
         self.name_suffix.replace("{major}", &major.to_string())

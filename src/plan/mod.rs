@@ -281,9 +281,7 @@ impl BuildPlan {
             .as_ref()
             .map(|s| arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin))
             .transpose()?;
-        let jobs = tool
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let jobs = tool.jobs_or_cores();
         Ok(BuildPlan {
             targets,
             packages,
