@@ -35,6 +35,35 @@ wheel_requires() {
   local w
   for w in "$@"; do unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p'; done
 }
+# Torch-free harnesses (the torch parts: the GPU machine has no torch). harness_prepare PART
+# EXE FLAGS_VAR FILE...: FILEs copied to .gpu/PART/src, their .cu files built into .gpu/PART/EXE
+# with the project's nvcc 13 and the flags in the array FLAGS_VAR, libstdc++/libgcc linked in
+# (the program needs only glibc and the driver there). harness_device PART EXE FLAGS_VAR (on
+# the GPU machine): runs the carried program, then builds the same sources with the machine's
+# /usr/local/cuda nvcc and runs that too.
+harness_prepare() {
+  local part=$1 exe=$2 out=$GPU/$1 home
+  local -n flags=$3
+  shift 3
+  mkdir -p "$out/src"
+  cp "$@" "$out/src/"
+  home=$(bash scripts/env/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
+  "$home/bin/nvcc" "${flags[@]}" -Xcompiler -static-libstdc++ -Xcompiler -static-libgcc \
+    -I"$out/src" -o "$out/$exe" "$out"/src/*.cu
+  "$home/bin/nvcc" --version | tail -n1 > "$out/built-with.txt"
+  du -sh "$out" >&2
+}
+harness_device() {
+  local part=$1 exe=$2 dir=$GPU/$1 nvcc=/usr/local/cuda/bin/nvcc tmp
+  local -n flags=$3
+  echo "$part part: the harness built with $(cat "$dir/built-with.txt")"
+  "$dir/$exe"
+  tmp=$(mktemp -d)
+  "$nvcc" "${flags[@]}" -I"$dir/src" -o "$tmp/$exe" "$dir"/src/*.cu
+  echo "$part part: the harness built there with $("$nvcc" --version | tail -n1)"
+  "$tmp/$exe"
+  rm -rf "$tmp"
+}
 # Parts of the check contributed per capability (scripts/gpu-checks/README.md).
 PARTS=()
 for part in "$ROOT"/scripts/gpu-checks/*.sh; do

@@ -16,28 +16,10 @@ TORCH_NVCC_FLAGS=(-std=c++20 -O3 -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_C
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -cudart static)
 
 prepare_torch() {
-  local out=$GPU/torch home
-  mkdir -p "$out/src"
-  cp examples/torch_muladd/csrc/muladd_kernels.cu examples/torch_muladd/csrc/muladd_kernels.cuh \
-    scripts/gpu-checks/torch_muladd_harness.cu "$out/src/"
-  home=$(bash scripts/env/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
-  # libstdc++/libgcc linked in too: the carried program needs only glibc and the driver there.
-  "$home/bin/nvcc" "${TORCH_NVCC_FLAGS[@]}" -Xcompiler -static-libstdc++ -Xcompiler -static-libgcc \
-    -I"$out/src" -o "$out/muladd_harness" \
-    "$out/src/torch_muladd_harness.cu" "$out/src/muladd_kernels.cu"
-  "$home/bin/nvcc" --version | tail -n1 > "$out/built-with.txt"
-  du -sh "$out" >&2
+  harness_prepare torch muladd_harness TORCH_NVCC_FLAGS examples/torch_muladd/csrc/muladd_kernels.cu \
+    examples/torch_muladd/csrc/muladd_kernels.cuh scripts/gpu-checks/torch_muladd_harness.cu
 }
 
 device_torch() {
-  local dir=$GPU/torch
-  echo "torch part: the harness built with $(cat "$dir/built-with.txt")"
-  "$dir/muladd_harness"
-  local nvcc=/usr/local/cuda/bin/nvcc tmp
-  tmp=$(mktemp -d)
-  "$nvcc" "${TORCH_NVCC_FLAGS[@]}" -I"$dir/src" -o "$tmp/muladd_harness" \
-    "$dir/src/torch_muladd_harness.cu" "$dir/src/muladd_kernels.cu"
-  echo "torch part: the harness built there with $("$nvcc" --version | tail -n1)"
-  "$tmp/muladd_harness"
-  rm -rf "$tmp"
+  harness_device torch muladd_harness TORCH_NVCC_FLAGS
 }

@@ -17,27 +17,10 @@ TORCH_STABLE_NVCC_FLAGS=(-std=c++20 -O3 -DUSE_CUDA --expt-relaxed-constexpr
   -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 -cudart static)
 
 prepare_torch_stable() {
-  local out=$GPU/torch_stable home
-  mkdir -p "$out/src"
-  cp examples/torch_stable/csrc/axpy_kernels.cu examples/torch_stable/csrc/axpy_kernels.cuh \
-    scripts/gpu-checks/torch_stable_harness.cu "$out/src/"
-  home=$(bash scripts/env/install-cuda.sh 13 "${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/toolchains/cu13" | tail -n1)
-  "$home/bin/nvcc" "${TORCH_STABLE_NVCC_FLAGS[@]}" -Xcompiler -static-libstdc++ -Xcompiler -static-libgcc \
-    -I"$out/src" -o "$out/axpy_harness" \
-    "$out/src/torch_stable_harness.cu" "$out/src/axpy_kernels.cu"
-  "$home/bin/nvcc" --version | tail -n1 > "$out/built-with.txt"
-  du -sh "$out" >&2
+  harness_prepare torch_stable axpy_harness TORCH_STABLE_NVCC_FLAGS examples/torch_stable/csrc/axpy_kernels.cu \
+    examples/torch_stable/csrc/axpy_kernels.cuh scripts/gpu-checks/torch_stable_harness.cu
 }
 
 device_torch_stable() {
-  local dir=$GPU/torch_stable
-  echo "torch_stable part: the harness built with $(cat "$dir/built-with.txt")"
-  "$dir/axpy_harness"
-  local nvcc=/usr/local/cuda/bin/nvcc tmp
-  tmp=$(mktemp -d)
-  "$nvcc" "${TORCH_STABLE_NVCC_FLAGS[@]}" -I"$dir/src" -o "$tmp/axpy_harness" \
-    "$dir/src/torch_stable_harness.cu" "$dir/src/axpy_kernels.cu"
-  echo "torch_stable part: the harness built there with $("$nvcc" --version | tail -n1)"
-  "$tmp/axpy_harness"
-  rm -rf "$tmp"
+  harness_device torch_stable axpy_harness TORCH_STABLE_NVCC_FLAGS
 }
