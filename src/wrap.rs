@@ -91,28 +91,7 @@ pub(crate) fn wrapped_metadata(
         path: wheel.clone(),
         why: e,
     };
-    let file = std::fs::File::open(&wheel).map_err(|e| err(e.to_string()))?;
-    let mut zip = zip::ZipArchive::new(file).map_err(|e| err(e.to_string()))?;
-    let mut dist_info = None;
-    for i in 0..zip.len() {
-        let mut member = zip.by_index(i).map_err(|e| err(e.to_string()))?;
-        let name = member.name().to_string();
-        let Some((top, _)) = name.split_once('/') else {
-            continue;
-        };
-        if !top.ends_with(".dist-info") || name.ends_with('/') || name.contains("..") {
-            continue;
-        }
-        dist_info = Some(top.to_string());
-        let out = metadata_dir.join(&name);
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut member, &mut bytes).map_err(|e| err(e.to_string()))?;
-        if let Some(parent) = out.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| err(e.to_string()))?;
-        }
-        std::fs::write(&out, bytes).map_err(|e| err(e.to_string()))?;
-    }
-    dist_info.ok_or_else(|| err("it holds no .dist-info folder".into()).into())
+    Ok(crate::package::wheel::extract_dist_info(&wheel, metadata_dir).map_err(err)?)
 }
 
 /// Wrap mode's build requirements: the wrapped backend's own (`hook` is its

@@ -140,6 +140,33 @@ pub(crate) fn write_tree(dir: &Path, files: Files) -> Result<(), ArchiveError> {
     Ok(())
 }
 
+/// The `.dist-info` folder of the finished wheel `wheel`, written into `dir` as `write_tree`
+/// writes one (a wrapped build's `prepare_metadata_for_build_wheel`). Returns its name, or why
+/// it could not.
+pub(crate) fn extract_dist_info(wheel: &Path, dir: &Path) -> Result<String, String> {
+    let file = std::fs::File::open(wheel).map_err(|e| e.to_string())?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| e.to_string())?;
+    let mut files = Files::default();
+    let mut dist_info = None;
+    for i in 0..zip.len() {
+        let mut member = zip.by_index(i).map_err(|e| e.to_string())?;
+        let name = member.name().to_string();
+        let Some((top, _)) = name.split_once('/') else {
+            continue;
+        };
+        if !top.ends_with(".dist-info") || name.ends_with('/') || name.contains("..") {
+            continue;
+        }
+        dist_info = Some(top.to_string());
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut member, &mut bytes).map_err(|e| e.to_string())?;
+        files.add_bytes(&name, bytes, false);
+    }
+    let dist_info = dist_info.ok_or("it holds no .dist-info folder")?;
+    write_tree(dir, files).map_err(|e| e.to_string())?;
+    Ok(dist_info)
+}
+
 /// Editable installs: puts each `(relative path, bytes)` into the source tree `src`, replacing
 /// files, never writing through them (a loaded extension keeps its old inode).
 pub(crate) fn place_in_tree(src: &Path, files: &[(String, Vec<u8>)]) -> Result<(), ArchiveError> {
@@ -322,4 +349,34 @@ fn shared_libraries_in(targets: &[TargetPlan], package: &str) -> Vec<(String, St
             Some((t.module.clone(), rel.to_string()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    #[test]
+    fn extract_dist_info_writes_only_the_dist_info() {
+        let dir = tempfile::tempdir().unwrap();
+        let wheel = dir.path().join("w-1.0-py3-none-any.whl");
+        let mut z = zip::ZipWriter::new(std::fs::File::create(&wheel).unwrap());
+        for (name, text) in [
+            ("w/__init__.py", "X = 1\n"),
+            ("w-1.0.dist-info/METADATA", "Name: w\n"),
+            ("w-1.0.dist-info/licenses/LICENSE", "MIT\n"),
+        ] {
+            z.start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            z.write_all(text.as_bytes()).unwrap();
+        }
+        z.finish().unwrap();
+        let out = dir.path().join("md");
+        std::fs::create_dir(&out).unwrap();
+        assert_eq!(extract_dist_info(&wheel, &out).unwrap(), "w-1.0.dist-info");
+        let meta = std::fs::read_to_string(out.join("w-1.0.dist-info/METADATA")).unwrap();
+        assert_eq!(meta, "Name: w\n");
+        assert!(out.join("w-1.0.dist-info/licenses/LICENSE").is_file());
+        assert!(!out.join("w").exists());
+    }
 }
