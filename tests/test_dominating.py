@@ -1,6 +1,7 @@
 """A file that dominates the build starts with the free slots (nvcc `--threads`, one per arch)
-instead of an even share, and the wheel is byte-identical to a build that gave it none; a
-project where no file dominates is scheduled as before. The first build has no timings, so the
+instead of an even share, while holding only the even share of the slots: the small files run
+beside it (during its one-thread front end) rather than after it. The wheel is byte-identical
+to a build that gave it none; a project where no file dominates is scheduled as before. The first build has no timings, so the
 file is recognised by its estimate: a CUDA file that includes a template library (CUB here).
 Control: CUDAWHEEL_EVEN_SHARE=1 (the schedule from before) gives that file one thread."""
 
@@ -49,8 +50,12 @@ def project(root: Path, dominating: bool) -> Path:
     return root
 
 
+FINISHED: list[str] = []  # the steps of the last build, in the order they finished
+
+
 def build(py: Path, proj: Path, out: Path, jobs: int, **env) -> tuple[str, dict[str, str]]:
-    """A cold build: the wheel's sha256 and each nvcc compile's command from build.log."""
+    """A cold build: the wheel's sha256 and each nvcc compile's command from build.log (which
+    logs each step as it finishes: FINISHED gets that order)."""
     shutil.rmtree(proj / "build", ignore_errors=True)
     proc = run([py, "-m", "cudawheel", "wheel", proj, "-o", out],
                env=clean_env(CUDAWHEEL_JOBS=str(jobs), SOURCE_DATE_EPOCH="1700000000", **env))
@@ -58,9 +63,11 @@ def build(py: Path, proj: Path, out: Path, jobs: int, **env) -> tuple[str, dict[
     log = next((proj / "build").rglob("build.log")).read_text()
     # Each step: `== nvcc csrc/heavy.cu (1.2 s)`, then `$ <command>`.
     commands, label = {}, None
+    FINISHED.clear()
     for line in log.splitlines():
         if line.startswith("== "):
             words = line.split()
+            FINISHED.append(words[2])
             label = words[2] if words[1] == "nvcc" else None
         elif line.startswith("$ ") and label:
             commands[label] = line
@@ -72,12 +79,16 @@ def test_a_dominating_file_gets_the_free_slots_and_the_same_wheel(toolkit_python
     proj = project(tmp_path / "dominating", dominating=True)
     two, commands = build(toolkit_python, proj, tmp_path / "two", 2)
     assert "--threads 2" in commands["csrc/heavy.cu"], commands["csrc/heavy.cu"]
+    # It held one slot of two: a small compile ran beside it and finished first (holding
+    # both, it would have finished before any other step started).
+    assert FINISHED[0] != "csrc/heavy.cu", FINISHED
     one, commands = build(toolkit_python, proj, tmp_path / "one", 1)
     assert all("--threads" not in c for c in commands.values()), commands
     assert two == one, "the split build's wheel differs from the unsplit one"
     # Control: the schedule from before time shares gives it an even share, one thread.
     even, commands = build(toolkit_python, proj, tmp_path / "even", 2, CUDAWHEEL_EVEN_SHARE="1")
     assert "--threads" not in commands["csrc/heavy.cu"], commands["csrc/heavy.cu"]
+    assert FINISHED[0] != "csrc/heavy.cu", FINISHED
     assert even == one
 
 

@@ -11,10 +11,12 @@
 //!   (at least 1, at most its device passes), and holds N slots while it runs: with fewer
 //!   compiles than cores each one compiles its architectures in parallel; as the queue grows,
 //!   N shrinks to 1. A compile whose expected time is a larger share of the ready compiles'
-//!   gets that share of the free slots instead (`time_share`, at most its device passes): a
-//!   file that dominates the build compiles its architectures in parallel from its start
-//!   while the short ones share what is left. On the first build the expectation is an
-//!   estimate (`Job::estimate`), later the time the step took here.
+//!   gets that share of the free slots as threads instead (`time_share`, at most its device
+//!   passes), but holds only the even share of the slots (`Pick::oversubscribed`): a file that
+//!   dominates the build compiles its architectures in parallel from its start, and the short
+//!   ones run beside it rather than after it (nvcc runs a compile's front end and host compile
+//!   on one thread; its extra threads work only during the device passes). On the first build
+//!   the expectation is an estimate (`Job::estimate`), later the time the step took here.
 //! - nvcc's `--split-compile` is never added: its output depends on which of its threads
 //!   finishes first (the PTX holds the partitions in completion order), so two builds of the
 //!   same source would give different wheels. A project that accepts that sets it in
@@ -185,8 +187,11 @@ struct State {
     /// Progress numbering: steps that ran so far, and steps expected to run.
     shown: usize,
     to_run: usize,
-    /// Slots held by running steps (an nvcc compile with `--threads N` holds N).
+    /// Slots held by running steps (an nvcc compile with `--threads N` holds N, a dominating
+    /// one its even share: `Pick::oversubscribed`).
     slots_used: usize,
+    /// Running compiles with more threads than slots.
+    oversubscribed: usize,
     /// Of those, slots held by steps running on this machine (with a build cluster).
     local_used: usize,
     /// Expected peak memory of the running steps, in bytes.
@@ -291,6 +296,7 @@ pub(crate) fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileEr
         shown: 0,
         to_run,
         slots_used: 0,
+        oversubscribed: 0,
         local_used: 0,
         mem_used: 0,
         running: 0,
@@ -326,16 +332,34 @@ pub(crate) fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileEr
 
 const LOCKED: &str = "no worker panics holding the lock";
 
-/// The ready step to start now and its `--threads` (1 for other steps), or `None` when no
-/// slot or not enough memory is free. Longest expected first; a step that does not fit in
-/// memory lets a shorter one that fits go first.
+/// A step chosen to start: its place in `ready`, its `--threads` (1 for other steps) and the
+/// slots it holds (fewer than its threads when it dominates the ready work: see `Pick::oversubscribed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pick {
+    pos: usize,
+    threads: usize,
+    slots: usize,
+}
+
+impl Pick {
+    /// A dominating compile runs a thread per device pass but holds only the even share of
+    /// the slots: its front end and host compile are one thread, and the short compiles run
+    /// beside them instead of waiting for the whole file.
+    fn oversubscribed(&self) -> bool {
+        self.threads > self.slots
+    }
+}
+
+/// The ready step to start now, or `None` when no slot or not enough memory is free.
+/// Longest expected first; a step that does not fit in memory lets a shorter one that fits
+/// go first.
 fn pick(
     st: &mut State,
     steps: &[Step],
     opts: &Options<'_>,
     expected: &[f64],
     peaks: &[(u64, bool)],
-) -> Option<(usize, usize)> {
+) -> Option<Pick> {
     let slots = opts.workers.max(1);
     let free = slots.saturating_sub(st.slots_used);
     if free == 0 {
@@ -387,15 +411,17 @@ fn pick(
         // time among the ready ones) is more than one gets a thread per device pass: the long
         // chains, the build's critical path, start whole. The others get one slot, and a thread
         // more for each slot to spare beyond one per ready compile (longest first).
-        let mut threads = if !job.threadable || opts.jobserver.is_some() {
-            1
+        // Slots held: the threads, except for a dominating compile here (`Pick::oversubscribed`).
+        let (mut threads, mut held) = if !job.threadable || opts.jobserver.is_some() {
+            (1, 1)
         } else if remote {
             let spare = free.saturating_sub(ready_compiles);
-            if expected[index] * free as f64 > remote_ready {
+            let threads = if expected[index] * free as f64 > remote_ready {
                 job.passes.clamp(1, free)
             } else {
                 job.passes.clamp(1, 1 + spare)
-            }
+            };
+            (threads, threads)
         } else {
             let here = free.min(local_free);
             let share = if super::job::even_share() {
@@ -403,14 +429,16 @@ fn pick(
             } else {
                 time_share(expected[index], local_ready, here)
             };
-            thread_budget(here, ready_compiles)
-                .max(share)
-                .min(job.passes.max(1))
+            let even = thread_budget(here, ready_compiles).min(job.passes.max(1));
+            (even.max(share).min(job.passes.max(1)), even)
         };
         if let Some(limit) = &opts.memory {
             let per = peaks[index].0;
             match memory_fit(threads, per, st.mem_used, limit.bytes, st.running) {
-                Some(n) => threads = n,
+                Some(n) => {
+                    threads = n;
+                    held = held.min(n);
+                }
                 None => {
                     if opts.verbose && !st.told_waiting[index] {
                         st.told_waiting[index] = true;
@@ -427,9 +455,66 @@ fn pick(
                 }
             }
         }
-        return Some((pos, threads));
+        return Some(Pick {
+            pos,
+            threads,
+            slots: held,
+        });
     }
     None
+}
+
+/// A step started by a worker: what it holds until it ends.
+struct Running {
+    index: usize,
+    threads: usize,
+    /// Slots held (fewer than `threads` for an oversubscribed compile).
+    slots: usize,
+    /// Expected peak memory, held in `State::mem_used`.
+    need: u64,
+}
+
+/// Takes the chosen step out of `ready` and books its slots and memory.
+fn admit(
+    st: &mut State,
+    chosen: Pick,
+    steps: &[Step],
+    opts: &Options<'_>,
+    peaks: &[(u64, bool)],
+) -> (Running, Option<Freshness>) {
+    let index = st.ready.swap_remove(chosen.pos);
+    let verdict = st.verdicts[index].take();
+    let threads = chosen.threads;
+    let need = peaks[index].0 * threads as u64;
+    if chosen.oversubscribed() {
+        st.oversubscribed += 1;
+    }
+    st.slots_used += chosen.slots;
+    if !opts.is_remote(index) {
+        st.local_used += chosen.slots;
+    }
+    st.mem_used += need;
+    st.running += 1;
+    st.stats.max_parallel = st.stats.max_parallel.max(st.running);
+    if opts.verbose {
+        ui::status(&format!(
+            "admit {}: {} running, threads {threads} in {} slot(s), expected peak {} ({}), memory {} of {}",
+            steps[index].job.label,
+            st.running,
+            chosen.slots,
+            human(need),
+            if peaks[index].1 { "measured" } else { "estimate" },
+            human(st.mem_used),
+            opts.memory.as_ref().map_or("no limit".into(), |m| human(m.bytes)),
+        ));
+    }
+    let run = Running {
+        index,
+        threads,
+        slots: chosen.slots,
+        need,
+    };
+    (run, verdict)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -446,11 +531,11 @@ fn worker(
     loop {
         // Take the longest ready step that fits, and a slot to run it in.
         let mut st = state.lock().expect(LOCKED);
-        let (index, slot, threads, need, verdict) = loop {
+        let (run, slot, verdict) = loop {
             if st.failure.is_some() || st.finished == steps.len() {
                 return;
             }
-            if let Some((pos, threads)) = pick(&mut st, steps, opts, expected, peaks) {
+            if let Some(chosen) = pick(&mut st, steps, opts, expected, peaks) {
                 let slot = match opts.jobserver {
                     None => Some(Slot::Unlimited),
                     Some(_) if st.implicit_free => {
@@ -460,28 +545,8 @@ fn worker(
                     Some(client) => client.try_acquire().ok().flatten().map(Slot::Token),
                 };
                 if let Some(slot) = slot {
-                    let index = st.ready.swap_remove(pos);
-                    let verdict = st.verdicts[index].take();
-                    let need = peaks[index].0 * threads as u64;
-                    st.slots_used += threads;
-                    if !opts.is_remote(index) {
-                        st.local_used += threads;
-                    }
-                    st.mem_used += need;
-                    st.running += 1;
-                    st.stats.max_parallel = st.stats.max_parallel.max(st.running);
-                    if opts.verbose {
-                        ui::status(&format!(
-                            "admit {}: {} running, threads {threads}, expected peak {} ({}), memory {} of {}",
-                            steps[index].job.label,
-                            st.running,
-                            human(need),
-                            if peaks[index].1 { "measured" } else { "estimate" },
-                            human(st.mem_used),
-                            opts.memory.as_ref().map_or("no limit".into(), |m| human(m.bytes)),
-                        ));
-                    }
-                    break (index, slot, threads, need, verdict);
+                    let (run, verdict) = admit(&mut st, chosen, steps, opts, peaks);
+                    break (run, slot, verdict);
                 }
                 // No slot free: make's tokens come back when other jobs end; look again soon.
                 st = wake
@@ -494,6 +559,12 @@ fn worker(
         };
         drop(st);
 
+        let Running {
+            index,
+            threads,
+            slots,
+            need,
+        } = run;
         let step = &steps[index].job;
         // `--threads` only above nvcc's default of 1 (launchers hash the command line).
         let outcome = run_step(step, opts, log, Some(threads).filter(|&t| t > 1), verdict);
@@ -503,9 +574,12 @@ fn worker(
             st.implicit_free = true;
         }
         drop(slot);
-        st.slots_used -= threads;
+        st.slots_used -= slots;
         if !opts.is_remote(index) {
-            st.local_used -= threads;
+            st.local_used -= slots;
+        }
+        if threads > slots {
+            st.oversubscribed -= 1;
         }
         st.mem_used -= need;
         st.running -= 1;
@@ -810,7 +884,8 @@ mod tests {
         let d = tmp.path();
         // On 2 slots: one 2-pass compile expected 40 s beside three expected 2 s (a long
         // templated file next to small ones). It is picked first, and its share (40 of 46 s)
-        // is worth both slots: `--threads 2`; the short ones then run one at a time.
+        // is worth both slots: `--threads 2`, holding one slot (the even share of 2 slots among
+        // 4 ready compiles); the short ones run one at a time beside it and end before it.
         let shaped = |prefix: &str, estimates: &[f64]| -> (Vec<String>, Vec<Step>) {
             let names: Vec<String> = (0..estimates.len())
                 .map(|i| format!("{prefix}{i}"))
@@ -818,13 +893,20 @@ mod tests {
             let steps = names
                 .iter()
                 .zip(estimates)
-                .map(|(n, &estimate)| Step {
-                    job: Job {
-                        passes: 2,
-                        estimate,
-                        ..sleeper(d, n, 0.3)
-                    },
-                    after: vec![],
+                .enumerate()
+                .map(|(i, (n, &estimate))| {
+                    let out = d.join(n);
+                    // The first (the dominating one, where one dominates) outlasts the three
+                    // others run one after another.
+                    let secs = if i == 0 { 1.5 } else { 0.3 };
+                    Step {
+                        job: Job {
+                            passes: 2,
+                            estimate,
+                            ..sleeper(d, n, secs)
+                        },
+                        after: vec![],
+                    }
                 })
                 .collect();
             (names, steps)
@@ -839,11 +921,20 @@ mod tests {
             memory: None,
             remote: None,
         };
+        let finished = |stats: &Stats| -> Vec<String> {
+            stats.times.iter().map(|(label, _)| label.clone()).collect()
+        };
         let stats = run(&steps, &opts).unwrap();
         assert_eq!(threads_given(d, &names), ["2", "", "", ""]);
         assert_eq!(
             stats.max_parallel, 2,
-            "the short ones overlap each other only"
+            "one short one at a time beside the long one"
+        );
+        assert_eq!(
+            finished(&stats).last().map(String::as_str),
+            Some("sh dom0"),
+            "the short ones ran beside the long one, not after it: {:?}",
+            finished(&stats)
         );
         // Control: four equal compiles on 2 slots get no `--threads`, as before.
         let (names, steps) = shaped("even", &[10.0, 10.0, 10.0, 10.0]);
@@ -871,7 +962,7 @@ mod tests {
                 .unwrap();
             std::fs::remove_file(&s.job.output).unwrap();
         }
-        run(
+        let stats = run(
             &steps,
             &Options {
                 cache: &cache,
@@ -882,6 +973,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(threads_given(d, &names), ["2", "", "", ""]);
+        assert_eq!(
+            finished(&stats).last().map(String::as_str),
+            Some("sh timed0")
+        );
     }
 
     #[test]
@@ -1005,8 +1100,9 @@ mod tests {
         assert_eq!(run(&remote_only, &narrow).unwrap().max_parallel, 3);
         assert_eq!(threads_given(d, &names), ["2", "", "", "", ""]);
         // The same 4 slots on this machine: the long one's share of the ready work (4 of 8
-        // expected seconds) is worth 2 slots, so it starts with a thread per device pass too;
-        // the short ones share the 2 slots left, one thread each.
+        // expected seconds) is worth 2 slots, so it starts with a thread per device pass too,
+        // but holds only the even share (one slot of four for five ready compiles): the short
+        // ones share the 3 slots left, one thread each.
         let cache = Cache::open(&d.join("narrow-local"), "t".into());
         let local = Options {
             cache: &cache,
@@ -1014,7 +1110,7 @@ mod tests {
             memory: None,
             ..narrow
         };
-        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 3);
+        assert_eq!(run(&remote_only, &local).unwrap().max_parallel, 4);
         assert_eq!(threads_given(d, &names), ["2", "", "", "", ""]);
         // Control: with two local slots the two local steps overlap, and one fails.
         let cache = Cache::open(&d.join("again"), "t".into());
