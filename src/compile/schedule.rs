@@ -895,7 +895,6 @@ mod tests {
                 .zip(estimates)
                 .enumerate()
                 .map(|(i, (n, &estimate))| {
-                    let out = d.join(n);
                     // The first (the dominating one, where one dominates) outlasts the three
                     // others run one after another.
                     let secs = if i == 0 { 1.5 } else { 0.3 };

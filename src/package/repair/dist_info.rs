@@ -11,7 +11,9 @@ use crate::package::metadata::{merge_requirements, normalize_extra};
 use pep508_rs::Requirement;
 use std::str::FromStr;
 
-/// The distribution a `Requires-Dist` value names, normalized.
+/// The distribution a `Requires-Dist` value names, normalized. Read by hand on purpose: the
+/// input is a foreign wheel's METADATA, and pep508_rs 0.9 panics on some of it (a name ending
+/// in `-`, non-ASCII bytes in a marker: `tests/fuzz-regressions/wheel/`).
 fn dist_of(requirement: &str) -> String {
     let end = requirement
         .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
