@@ -106,7 +106,9 @@ pub(super) fn metadata(
 /// `torch>=2.15,<2.16`); `None` for any other line, or one that cannot take it (a marker, a URL).
 fn join_pin(line: &str, dist: &str, pin: &str) -> Option<String> {
     let value = line.strip_prefix("Requires-Dist: ")?;
-    if dist_of(value) != dist {
+    // pep508_rs panics on some invalid requirements (non-ASCII in a marker): those stay as
+    // they are, as the audit reads them.
+    if dist_of(value) != dist || crate::config::requirement_problem(value).is_some() {
         return None;
     }
     let dep = Requirement::from_str(value).ok()?;
@@ -118,6 +120,18 @@ fn join_pin(line: &str, dist: &str, pin: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_torch_line_pep508_cannot_read_is_left_alone() {
+        // pep508_rs 0.9 panics on these (tests/fuzz-regressions/wheel/): never handed to it.
+        for line in [
+            "Requires-Dist: torch[all]; extra == \"cuda\"\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}ription.",
+            "Requires-Dist: torch; extra == \"cuda\"\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}ription.",
+            "Requires-Dist: torch==2.*.*",
+        ] {
+            assert_eq!(join_pin(line, "torch", "torch>=2.15,<2.16"), None, "{line}");
+        }
+    }
 
     #[test]
     fn names_of_requirements() {
