@@ -329,12 +329,13 @@ fn platform_tag(
 
 /// The part of a repair that reads the wheel and decides, run on a wheel held in memory
 /// (`path`: its file name) with no tool and no file written: what each ELF needs, the RPATH
-/// each would get, the new METADATA, the loaders and helpers. The fuzz target's door to the
+/// each would get, the new METADATA (also as it would be with torch linked), the loaders and
+/// helpers. The fuzz target's door to the
 /// repair's readers; returns the decisions as text.
 pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, RepairError> {
     let settings = RepairSettings::standalone().with_cuda_major(Some(13));
     let input = WheelIn::from_reader(path, std::io::Cursor::new(wheel))?;
-    let needs = Needs::of(&input, &settings)?;
+    let mut needs = Needs::of(&input, &settings)?;
     let mut out = needs.status.clone();
     let mut reports = BTreeMap::new();
     for m in input.members.iter().filter(|m| m.is_elf()) {
@@ -354,6 +355,20 @@ pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, Re
         &needs,
         &settings,
     ));
+    // And as it would be with torch's libraries linked (torch is not installed where this
+    // runs): the input's own torch requirement joined with the pin.
+    let own = needs.torch.replace(crate::libraries::Provider {
+        dist: "torch".into(),
+        floor: (2, 15),
+        span: crate::libraries::Span::Minor,
+    });
+    out.push(dist_info::metadata(
+        &input.metadata,
+        &stem.display,
+        &needs,
+        &settings,
+    ));
+    needs.torch = own;
     for ext in loader::extensions(&input.members, &settings)? {
         out.push(format!("{} -> {}", ext.loader_path, ext.real_path));
     }
