@@ -153,7 +153,7 @@ fn compile_and_link(r: &Resolved) -> Result<Built, Error> {
         ui::warn(&warning);
     }
     if let Some(zig) = &tc.zig {
-        toolchain::zig::write_files(zig).map_err(ToolchainError::from)?;
+        toolchain::zig::write_files(zig, &r.python).map_err(ToolchainError::from)?;
     }
     let inputs: Vec<graph::TargetInputs> = r
         .plan

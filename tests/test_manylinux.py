@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, REPO, Wheel, clean_env, copy_example, readelf_dynamic, run, zig_env
+from conftest import (CACHE, REPO, ZIG_REQUIREMENT, Wheel, clean_env, copy_example, readelf_dynamic, run,
+                      zig_env)
 
 TAGS = {"2_17": "manylinux2014_x86_64.manylinux_2_17_x86_64", "2_28": "manylinux_2_28_x86_64"}
 
@@ -94,6 +95,42 @@ def test_portable_example(example, target, zig_python, tmp_path):
         "pybind_saxpy": "import pybind_saxpy._core as m\ntry:\n    m.saxpy(1.0, [1.0], [1.0, 2.0])\nexcept ValueError as e:\n    print('ValueError', e)",
     }[example]
     out = run([zig_python, "-c", code], env=clean_env(PYTHONPATH=site), cwd=tmp_path).stdout
+    assert "ValueError x and y must have the same length" in out, out
+
+
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def multiarch_pyconfig(python: Path) -> str | None:
+    """The `<triple>/pythonX.Y/pyconfig.h` a Debian system Python's pyconfig.h includes."""
+    probe = "import sysconfig; print(sysconfig.get_paths()['include'])"
+    include = Path(run([python, "-c", probe]).stdout.strip())
+    text = (include / "pyconfig.h").read_text() if (include / "pyconfig.h").is_file() else ""
+    found = re.search(r"#\s*include <(x86_64-linux-gnu/python3\.\d+/pyconfig\.h)>", text)
+    return found.group(1) if found and (include.parent / found.group(1)).is_file() else None
+
+
+@pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason="no Debian system Python")
+def test_a_debian_system_python_builds_portable(wheelhouse, tmp_path):
+    """Debian's python3-dev splits pyconfig.h: /usr/include/python3.11/pyconfig.h includes
+    <x86_64-linux-gnu/python3.11/pyconfig.h>, found in /usr/include, which zig's clang does not
+    search. zig mode copies it into its header shim; the module compiles and imports."""
+    rel = multiarch_pyconfig(SYSTEM_PYTHON)
+    if rel is None:
+        pytest.skip("this system Python's pyconfig.h is not split (no python3-dev multiarch header)")
+    py = tmp_path / "venv/bin/python"
+    run([SYSTEM_PYTHON, "-m", "venv", tmp_path / "venv"])
+    run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel",
+         "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14",
+         ZIG_REQUIREMENT], env=clean_env())
+    project = copy_example("saxpy", tmp_path)
+    path = build(py, project, tmp_path / "out", "manylinux=2_17")
+    assert path.name == f"saxpy_cu13-0.1.0-cp39-abi3-{TAGS['2_17']}.whl", path.name
+    assert (project / "build/cudawheel/zig/x86_64-linux-gnu.2.17/shim" / rel).is_file()
+    site = tmp_path / "site"
+    run([py, "-m", "pip", "install", "-q", "--no-deps", "--target", site, path], env=clean_env())
+    code = "import saxpy._core as m\ntry:\n    m.saxpy(1.0, [1.0], [1.0, 2.0])\nexcept ValueError as e:\n    print('ValueError', e)"
+    out = run([py, "-c", code], env=clean_env(PYTHONPATH=site), cwd=tmp_path).stdout
     assert "ValueError x and y must have the same length" in out, out
 
 

@@ -13,6 +13,11 @@
 //!   CUDA's `crt/math_functions.h` declares them differently below glibc 2.41, and nvcc stops
 //!   with "exception specification is incompatible". The shim comes first (`-I`, which is
 //!   searched before zig's own `-isystem` folders);
+//! - `shim/<triple>/pythonX.Y/pyconfig.h`: a copy of the multiarch `pyconfig.h` a Debian or
+//!   Ubuntu system Python's headers include (its `pyconfig.h` is `#include
+//!   <x86_64-linux-gnu/python3.11/pyconfig.h>`, found in `/usr/include`, which zig's clang
+//!   does not search: it has its own glibc headers, and `/usr/include` must not come before
+//!   them);
 //! - `extension.map` / `library.map`: version scripts. An extension exports only `PyInit_*`;
 //!   a project shared library everything but the C++ runtime linked into it.
 
@@ -406,8 +411,37 @@ fn sh_quote(path: &Path) -> String {
     format!("'{}'", path.to_string_lossy().replace('\'', "'\\''"))
 }
 
-/// Writes the wrapper, the header shim and the version scripts into the folder `place` chose.
-pub(crate) fn write_files(zig: &Zig) -> Result<(), ZigError> {
+/// The multiarch headers `python`'s `pyconfig.h` includes by a path relative to the folder
+/// above its include folder (Debian's `#  include <x86_64-linux-gnu/python3.11/pyconfig.h>`):
+/// each as (that relative path, its content), for those that exist.
+pub(crate) fn multiarch_pyconfig(python: &PythonInfo) -> Vec<(PathBuf, String)> {
+    let Some(system) = python.include_dir.parent() else {
+        return Vec::new();
+    };
+    let wrapper =
+        std::fs::read_to_string(python.include_dir.join("pyconfig.h")).unwrap_or_default();
+    wrapper
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?.trim_start();
+            let target = rest.strip_prefix("include")?.trim().strip_prefix('<')?;
+            let target = target.strip_suffix('>')?;
+            let rel = Path::new(target);
+            // Only `<triple>/pythonX.Y/pyconfig.h`: nothing that climbs out of the folder.
+            let shape = rel.components().count() == 3
+                && rel.ends_with("pyconfig.h")
+                && rel
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+            let text = std::fs::read_to_string(system.join(rel)).ok()?;
+            shape.then(|| (rel.to_path_buf(), text))
+        })
+        .collect()
+}
+
+/// Writes the wrapper, the header shim (with `python`'s multiarch `pyconfig.h`) and the
+/// version scripts into the folder `place` chose.
+pub(crate) fn write_files(zig: &Zig, python: &PythonInfo) -> Result<(), ZigError> {
     let Some(dir) = &zig.dir else {
         return Ok(());
     };
@@ -422,6 +456,9 @@ pub(crate) fn write_files(zig: &Zig) -> Result<(), ZigError> {
     })?;
     if let Some(text) = patched {
         write_if_changed(&shim.join("bits/mathcalls.h"), &text, false)?;
+    }
+    for (rel, text) in multiarch_pyconfig(python) {
+        write_if_changed(&shim.join(rel), &text, false)?;
     }
     let wrapper = format!(
         "#!/bin/sh\n# Written by cudawheel (manylinux = \"{}\"): zig {} as the host compiler.\nZIG_LIB_DIR={}\nexport ZIG_LIB_DIR\nexec {} c++ -target {} -I{} \"$@\"\n",
@@ -477,6 +514,39 @@ pub(crate) fn identity(zig: &Zig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_debian_pyconfig_brings_its_multiarch_header_and_nothing_else() {
+        let tmp = tempfile::tempdir().unwrap();
+        let usr = tmp.path();
+        let inc = usr.join("python3.11");
+        std::fs::create_dir_all(&inc).unwrap();
+        std::fs::create_dir_all(usr.join("x86_64-linux-gnu/python3.11")).unwrap();
+        std::fs::write(
+            usr.join("x86_64-linux-gnu/python3.11/pyconfig.h"),
+            "#define SIZEOF_LONG 8\n",
+        )
+        .unwrap();
+        std::fs::write(usr.join("secret.h"), "no\n").unwrap();
+        std::fs::write(
+            inc.join("pyconfig.h"),
+            "#if defined(__x86_64__)\n#  include <x86_64-linux-gnu/python3.11/pyconfig.h>\n\
+             # elif defined(__aarch64__)\n#  include <aarch64-linux-gnu/python3.11/pyconfig.h>\n\
+             #include <../python3.11/../secret.h>\n#endif\n",
+        )
+        .unwrap();
+        let found = multiarch_pyconfig(&PythonInfo::for_tests(&inc));
+        assert_eq!(
+            found,
+            [(
+                PathBuf::from("x86_64-linux-gnu/python3.11/pyconfig.h"),
+                "#define SIZEOF_LONG 8\n".to_string()
+            )]
+        );
+        // Control: a pyconfig.h that is the configuration itself (pyenv, python.org) adds nothing.
+        std::fs::write(inc.join("pyconfig.h"), "#define SIZEOF_LONG 8\n").unwrap();
+        assert!(multiarch_pyconfig(&PythonInfo::for_tests(&inc)).is_empty());
+    }
 
     #[test]
     fn c23_blocks_get_a_glibc_gate() {
