@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (CACHE, REPO, ZIG_REQUIREMENT, Wheel, clean_env, copy_example, readelf_dynamic, run,
-                      zig_env)
+from conftest import CACHE, REPO, ZIG_REQUIREMENT, Wheel, clean_env, copy_example, readelf_dynamic, run, zig_env
 
 TAGS = {"2_17": "manylinux2014_x86_64.manylinux_2_17_x86_64", "2_28": "manylinux_2_28_x86_64"}
 
