@@ -12,7 +12,7 @@
 //!   compiles than cores each one compiles its architectures in parallel; as the queue grows,
 //!   N shrinks to 1. A compile whose expected time is a larger share of the ready compiles'
 //!   gets that share of the free slots as threads instead (`time_share`, at most its device
-//!   passes), but holds only the even share of the slots (`Pick::oversubscribed`): a file that
+//!   passes), but holds only the even share of the slots (`Pick::slots`): a file that
 //!   dominates the build compiles its architectures in parallel from its start, and the short
 //!   ones run beside it rather than after it (nvcc runs a compile's front end and host compile
 //!   on one thread; its extra threads work only during the device passes). On the first build
@@ -188,10 +188,8 @@ struct State {
     shown: usize,
     to_run: usize,
     /// Slots held by running steps (an nvcc compile with `--threads N` holds N, a dominating
-    /// one its even share: `Pick::oversubscribed`).
+    /// one its even share: `Pick::slots`).
     slots_used: usize,
-    /// Running compiles with more threads than slots.
-    oversubscribed: usize,
     /// Of those, slots held by steps running on this machine (with a build cluster).
     local_used: usize,
     /// Expected peak memory of the running steps, in bytes.
@@ -296,7 +294,6 @@ pub(crate) fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileEr
         shown: 0,
         to_run,
         slots_used: 0,
-        oversubscribed: 0,
         local_used: 0,
         mem_used: 0,
         running: 0,
@@ -333,21 +330,15 @@ pub(crate) fn run(steps: &[Step], opts: &Options<'_>) -> Result<Stats, CompileEr
 const LOCKED: &str = "no worker panics holding the lock";
 
 /// A step chosen to start: its place in `ready`, its `--threads` (1 for other steps) and the
-/// slots it holds (fewer than its threads when it dominates the ready work: see `Pick::oversubscribed`).
+/// slots it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Pick {
     pos: usize,
     threads: usize,
+    /// `threads`, except for a compile that dominates the ready work: it runs a thread per
+    /// device pass but holds only the even share of the slots (its front end and host compile
+    /// are one thread, and the short compiles run beside them instead of after the whole file).
     slots: usize,
-}
-
-impl Pick {
-    /// A dominating compile runs a thread per device pass but holds only the even share of
-    /// the slots: its front end and host compile are one thread, and the short compiles run
-    /// beside them instead of waiting for the whole file.
-    fn oversubscribed(&self) -> bool {
-        self.threads > self.slots
-    }
 }
 
 /// The ready step to start now, or `None` when no slot or not enough memory is free.
@@ -411,7 +402,7 @@ fn pick(
         // time among the ready ones) is more than one gets a thread per device pass: the long
         // chains, the build's critical path, start whole. The others get one slot, and a thread
         // more for each slot to spare beyond one per ready compile (longest first).
-        // Slots held: the threads, except for a dominating compile here (`Pick::oversubscribed`).
+        // Slots held: the threads, except for a dominating compile here (`Pick::slots`).
         let (mut threads, mut held) = if !job.threadable || opts.jobserver.is_some() {
             (1, 1)
         } else if remote {
@@ -468,7 +459,7 @@ fn pick(
 struct Running {
     index: usize,
     threads: usize,
-    /// Slots held (fewer than `threads` for an oversubscribed compile).
+    /// Slots held (`Pick::slots`).
     slots: usize,
     /// Expected peak memory, held in `State::mem_used`.
     need: u64,
@@ -486,9 +477,6 @@ fn admit(
     let verdict = st.verdicts[index].take();
     let threads = chosen.threads;
     let need = peaks[index].0 * threads as u64;
-    if chosen.oversubscribed() {
-        st.oversubscribed += 1;
-    }
     st.slots_used += chosen.slots;
     if !opts.is_remote(index) {
         st.local_used += chosen.slots;
@@ -577,9 +565,6 @@ fn worker(
         st.slots_used -= slots;
         if !opts.is_remote(index) {
             st.local_used -= slots;
-        }
-        if threads > slots {
-            st.oversubscribed -= 1;
         }
         st.mem_used -= need;
         st.running -= 1;
