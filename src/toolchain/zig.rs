@@ -427,14 +427,18 @@ pub(crate) fn multiarch_pyconfig(python: &PythonInfo) -> Vec<(PathBuf, String)> 
             let target = rest.strip_prefix("include")?.trim().strip_prefix('<')?;
             let target = target.strip_suffix('>')?;
             let rel = Path::new(target);
-            // Only `<triple>/pythonX.Y/pyconfig.h`: nothing that climbs out of the folder.
+            // Only `<triple>/pythonX.Y/pyconfig.h`, checked before anything is read: nothing
+            // that climbs out of the folder.
             let shape = rel.components().count() == 3
                 && rel.ends_with("pyconfig.h")
                 && rel
                     .components()
                     .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !shape {
+                return None;
+            }
             let text = std::fs::read_to_string(system.join(rel)).ok()?;
-            shape.then(|| (rel.to_path_buf(), text))
+            Some((rel.to_path_buf(), text))
         })
         .collect()
 }
