@@ -50,53 +50,49 @@ def project(root: Path, dominating: bool) -> Path:
     return root
 
 
-FINISHED: list[str] = []  # the steps of the last build, in the order they finished
-
-
-def build(py: Path, proj: Path, out: Path, jobs: int, **env) -> tuple[str, dict[str, str]]:
-    """A cold build: the wheel's sha256 and each nvcc compile's command from build.log (which
-    logs each step as it finishes: FINISHED gets that order)."""
+def build(py: Path, proj: Path, out: Path, jobs: int, **env) -> tuple[str, dict[str, str], list[str]]:
+    """A cold build: the wheel's sha256, each nvcc compile's command from build.log, and every
+    step's label in the order the steps finished (build.log logs each as it finishes)."""
     shutil.rmtree(proj / "build", ignore_errors=True)
     proc = run([py, "-m", "cudawheel", "wheel", proj, "-o", out],
                env=clean_env(CUDAWHEEL_JOBS=str(jobs), SOURCE_DATE_EPOCH="1700000000", **env))
     wheel = Path(proc.stdout.strip().splitlines()[-1])
     log = next((proj / "build").rglob("build.log")).read_text()
     # Each step: `== nvcc csrc/heavy.cu (1.2 s)`, then `$ <command>`.
-    commands, label = {}, None
-    FINISHED.clear()
+    commands, label, finished = {}, None, []
     for line in log.splitlines():
         if line.startswith("== "):
             words = line.split()
-            FINISHED.append(words[2])
+            finished.append(words[2])
             label = words[2] if words[1] == "nvcc" else None
         elif line.startswith("$ ") and label:
             commands[label] = line
             label = None
-    return hashlib.sha256(wheel.read_bytes()).hexdigest(), commands
+    return hashlib.sha256(wheel.read_bytes()).hexdigest(), commands, finished
 
 
 def test_a_dominating_file_gets_the_free_slots_and_the_same_wheel(toolkit_python, tmp_path):
     proj = project(tmp_path / "dominating", dominating=True)
-    two, commands = build(toolkit_python, proj, tmp_path / "two", 2)
+    two, commands, finished = build(toolkit_python, proj, tmp_path / "two", 2)
     assert "--threads 2" in commands["csrc/heavy.cu"], commands["csrc/heavy.cu"]
     # It held one slot of two: a small compile ran beside it and finished first (holding
     # both, it would have finished before any other step started).
-    assert FINISHED[0] != "csrc/heavy.cu", FINISHED
-    one, commands = build(toolkit_python, proj, tmp_path / "one", 1)
+    assert finished[0] != "csrc/heavy.cu", finished
+    one, commands, _ = build(toolkit_python, proj, tmp_path / "one", 1)
     assert all("--threads" not in c for c in commands.values()), commands
     assert two == one, "the split build's wheel differs from the unsplit one"
     # Control: the schedule from before time shares gives it an even share, one thread.
-    even, commands = build(toolkit_python, proj, tmp_path / "even", 2, CUDAWHEEL_EVEN_SHARE="1")
+    even, commands, finished = build(toolkit_python, proj, tmp_path / "even", 2, CUDAWHEEL_EVEN_SHARE="1")
     assert "--threads" not in commands["csrc/heavy.cu"], commands["csrc/heavy.cu"]
-    assert FINISHED[0] != "csrc/heavy.cu", FINISHED
+    assert finished[0] != "csrc/heavy.cu", finished
     assert even == one
 
 
 def test_without_a_dominating_file_the_first_compiles_share_evenly(toolkit_python, tmp_path):
     proj = project(tmp_path / "even", dominating=False)
-    two, commands = build(toolkit_python, proj, tmp_path / "two", 2)
+    two, commands, _ = build(toolkit_python, proj, tmp_path / "two", 2)
     # Four equal files on two slots: the first two start with a thread each, as before.
     for first in ("csrc/small0.cu", "csrc/small1.cu"):
         assert "--threads" not in commands[first], commands[first]
-    one, _ = build(toolkit_python, proj, tmp_path / "one", 1)
+    one, _, _ = build(toolkit_python, proj, tmp_path / "one", 1)
     assert two == one
