@@ -3,8 +3,9 @@
 #
 # prepare_zig (here): the C-API saxpy example with manylinux 2_28 (cp39-abi3) and the pybind11
 # example with manylinux 2_17 for CPython 3.12 (the device's python3; PYTHON312 or pyenv's 3.12
-# builds it), sm_90 only, plus the CUDA runtime wheel they require and their check scripts, into
-# $GPU/zig/. Prints each wheel's tag and the newest GLIBC_ symbol version its module needs.
+# builds it), sm_90 only, and saxpy with manylinux 2_17 from a venv of a Debian system Python
+# (/usr/bin/python3, whose pyconfig.h includes a multiarch one), plus the CUDA runtime wheel they
+# require and their check scripts, into $GPU/zig/. Prints each wheel's tag and the newest GLIBC_ symbol version its module needs.
 # device_zig (GPU machine): a fresh venv per wheel, installed from $GPU/zig only, the example's
 # check_gpu.py compares the kernel with the CPU reference (non-zero exit on a mismatch); prints
 # the tags and `objdump -T`'s newest GLIBC_ version of what was installed.
@@ -44,6 +45,20 @@ prepare_zig() {
   export ZIG_GLOBAL_CACHE_DIR=${ZIG_GLOBAL_CACHE_DIR:-${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/zig}
   "$V/bin/python" -m cudawheel wheel "$src/saxpy" -o "$out" -C manylinux=2_28 -C archs=90 2>&1 | tail -n2 >&2
   "$V/bin/python" -m cudawheel wheel "$src/pybind_saxpy" -o "$out" -C manylinux=2_17 -C archs=90 2>&1 | tail -n2 >&2
+  # A Debian/Ubuntu system Python (python3-dev) splits pyconfig.h into a multiarch header that
+  # zig's clang does not find by itself: saxpy again, manylinux 2_17, built from a venv of it.
+  local S=$ROOT/.cache/gpu-zig-sysvenv inc
+  inc=$(/usr/bin/python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null || true)
+  if [[ -n $inc ]] && grep -q '^# *include <x86_64-linux-gnu/python3' "$inc/pyconfig.h" 2>/dev/null; then
+    [[ -x $S/bin/python ]] || /usr/bin/python3 -m venv "$S"
+    "$S/bin/pip" install -q --force-reinstall --no-deps "$ROOT"/wheelhouse/cudawheel-*.whl
+    "$S/bin/pip" install -q "nvidia-cuda-nvcc>=13,<14" "nvidia-cuda-cccl>=13,<14" "nvidia-cuda-runtime>=13,<14" \
+      "ziglang>=0.17,<0.18"
+    rm -rf "$src/saxpy/build"
+    "$S/bin/python" -m cudawheel wheel "$src/saxpy" -o "$out" -C manylinux=2_17 -C archs=90 2>&1 | tail -n2 >&2
+  else
+    echo "prepare_zig: /usr/bin/python3 has no split pyconfig.h here: no system-Python wheel" >&2
+  fi
   local reqs=()
   for w in "$out"/*.whl; do
     mapfile -t -O "${#reqs[@]}" reqs < <(unzip -p "$w" '*.dist-info/METADATA' | sed -n 's/^Requires-Dist: //p')
