@@ -51,6 +51,25 @@ def clean_env(**extra):
     return env
 
 
+@pytest.fixture(scope="module")
+def scratch(request, tmp_path_factory):
+    """`scratch(name)`: a folder for one test module's fixtures, removed when the module is done
+    unless one of its tests failed. The suite builds GBs of venvs and wheels; pytest would keep
+    every module's folders until the session ends (function-scoped `tmp_path` folders go as soon
+    as their test passes: `tmp_path_retention_policy = "failed"`)."""
+    made: list[Path] = []
+    failed_before = request.session.testsfailed
+
+    def mk(name: str) -> Path:
+        made.append(tmp_path_factory.mktemp(name))
+        return made[-1]
+
+    yield mk
+    if request.session.testsfailed == failed_before:
+        for folder in made:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory) -> Path:
     """A folder holding only the cudawheel wheel (built once per session, or given by CI)."""

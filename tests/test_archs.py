@@ -21,11 +21,11 @@ def cuobjdump(home: Path, elf: Path) -> tuple[set[str], set[str]]:
 
 
 @pytest.fixture(scope="module")
-def calc(tmp_path_factory, toolkit_python, cu13_home):
+def calc(scratch, toolkit_python, cu13_home):
     """shared_calc with the shared library's own `archs` (family 100f, arch-specific 90a) and
     the top level in PyTorch's spelling from CUDAARCHS (for the extension, which has no .cu:
     its archs only show in the plan)."""
-    work = tmp_path_factory.mktemp("archs")
+    work = scratch("archs")
     project = copy_example("shared_calc", work)
     text = (project / "pyproject.toml").read_text()
     text = text.replace('destination = "shared_calc/lib"',
@@ -158,17 +158,17 @@ def build_driver(folder: Path, nvml: bool = True) -> Path:
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory) -> Path:
+def driver(scratch) -> Path:
     """A folder holding the stand-in libcuda.so.1 and libnvidia-ml.so.1 (no context API at all:
     the check needs none)."""
-    return build_driver(tmp_path_factory.mktemp("driver"))
+    return build_driver(scratch("driver"))
 
 
 @pytest.fixture(scope="module")
-def saxpys(tmp_path_factory, toolkit_python):
+def saxpys(scratch, toolkit_python):
     """saxpy built by nvcc 13.x with archs 80-real (SASS only) and 80 (SASS + PTX), each
     installed into its own folder; a venv holding the runtime wheel both use."""
-    work = tmp_path_factory.mktemp("preload")
+    work = scratch("preload")
     py = work / "v/bin/python"
     from conftest import make_venv
     make_venv(work / "v")

@@ -13,8 +13,8 @@ from conftest import Wheel, clean_env, copy_example, readelf_dynamic, run
 
 
 @pytest.fixture(scope="module")
-def bindings_path(tmp_path_factory, toolkit_python):
-    target = tmp_path_factory.mktemp("bindings-site")
+def bindings_path(scratch, toolkit_python):
+    target = scratch("bindings-site")
     run([toolkit_python, "-m", "pip", "install", "-q", "--target", target, "pybind11>=2.12", "nanobind>=2.0"],
         env=clean_env())
     return target

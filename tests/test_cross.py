@@ -45,11 +45,11 @@ def arm_root() -> Path:
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture(scope="session")
-def cross_python(tmp_path_factory, wheelhouse) -> Path:
+@pytest.fixture(scope="module")
+def cross_python(scratch, wheelhouse) -> Path:
     """cudawheel, NVIDIA's CUDA 13 toolkit wheels (x86_64, cuobjdump among them), zig and
     nanobind: cross-builds without build isolation."""
-    py = make_venv(tmp_path_factory.mktemp("cross-venv") / "v")
+    py = make_venv(scratch("cross-venv") / "v")
     run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel",
          "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14",
          "nvidia-cuda-cuobjdump>=13,<14", ZIG_REQUIREMENT, "nanobind>=2"], env=clean_env())

@@ -15,8 +15,8 @@ WHEEL_RE = re.compile(r"^saxpy_cu13-0\.1\.0-cp39-abi3-manylinux_2_(\d+)_x86_64\.
 
 
 @pytest.fixture(scope="module")
-def saxpy_wheel(tmp_path_factory, wheelhouse):
-    work = tmp_path_factory.mktemp("e2e")
+def saxpy_wheel(scratch, wheelhouse):
+    work = scratch("e2e")
     project = copy_example("saxpy", work)
     out = work / "out"
     proc = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", out, project],

@@ -83,8 +83,8 @@ FILES = {
 
 
 @pytest.fixture(scope="module")
-def feat(tmp_path_factory, toolkit_python):
-    root = tmp_path_factory.mktemp("feat")
+def feat(scratch, toolkit_python):
+    root = scratch("feat")
     proj = root / "feat-src"
     for rel, text in FILES.items():
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -110,9 +110,9 @@ def ft_python() -> Path:
 
 
 @pytest.fixture(scope="module")
-def ft_venv(ft_python, tmp_path_factory) -> Path:
+def ft_venv(ft_python, scratch) -> Path:
     """A 3.13t venv with pybind11 and nanobind (the builds take them from its sys.path)."""
-    v = tmp_path_factory.mktemp("ft-venv") / "v"
+    v = scratch("ft-venv") / "v"
     run([ft_python, "-m", "venv", v], env=clean_env())
     py = v / "bin" / "python"
     run([py, "-m", "pip", "install", "-q", "pybind11>=2.13", "nanobind>=2.0"], env=clean_env())
@@ -120,9 +120,9 @@ def ft_venv(ft_python, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, toolkit_python, ft_venv):
+def built(scratch, toolkit_python, ft_venv):
     """{kind: (wheel, --target folder, build log)} and the stand-in driver folder."""
-    work = tmp_path_factory.mktemp("free-threaded")
+    work = scratch("free-threaded")
     out = {}
     for kind in PACKAGE:
         project = make_project(kind, work / "src")
@@ -308,12 +308,12 @@ def test_pip_with_build_isolation_uses_the_free_threaded_backend(ft_python, ft_w
 
 
 @pytest.fixture(scope="module")
-def ft_wheelhouse(wheelhouse, ft_python, tmp_path_factory) -> Path:
+def ft_wheelhouse(wheelhouse, ft_python, scratch) -> Path:
     """The folder of the backend's cp313t wheel: the wheelhouse's `free-threaded/` (scripts/test.sh
     builds it there), else built now by scripts/build-backend.sh with CUDAWHEEL_FT_PYTHON."""
     if list((wheelhouse / "free-threaded").glob("cudawheel-*-cp313-cp313t-*.whl")):
         return wheelhouse / "free-threaded"
-    out = tmp_path_factory.mktemp("ft-wheelhouse")
+    out = scratch("ft-wheelhouse")
     run(["bash", REPO / "scripts/build-backend.sh", out], env=dict(os.environ, CUDAWHEEL_FT_PYTHON=str(ft_python)),
         timeout=3600)
     assert list((out / "free-threaded").glob("cudawheel-*-cp313-cp313t-*.whl")), list(out.iterdir())

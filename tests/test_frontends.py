@@ -64,8 +64,8 @@ def check_distributions(*paths):
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    return copy_example("saxpy", tmp_path_factory.mktemp("frontends"))
+def project(scratch):
+    return copy_example("saxpy", scratch("frontends"))
 
 
 @pytest.fixture(scope="module")

@@ -74,10 +74,10 @@ PACKAGE = {"capi": "saxpy", "pybind11": "pybind_saxpy", "nanobind": "nanobind_sa
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, toolkit_python):
+def built(scratch, toolkit_python):
     """Each project built for archs 80-real and installed into its own --target folder:
     {kind: (wheel, folder)}; the stand-in driver folder."""
-    work = tmp_path_factory.mktemp("import-check")
+    work = scratch("import-check")
     site = work / "bindings-site"
     run([toolkit_python, "-m", "pip", "install", "-q", "--target", site, "pybind11>=2.12", "nanobind>=2.0"],
         env=clean_env())

@@ -27,29 +27,29 @@ CP = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 FFI_H = "jaxlib/include/xla/ffi/api/ffi.h"
 
 
-@pytest.fixture(scope="session")
-def jax_python(tmp_path_factory, wheelhouse) -> Path:
-    return new_venv(tmp_path_factory.mktemp("jax-venv") / "v", wheelhouse, "cudawheel", *JAX_REQS)
+@pytest.fixture(scope="module")
+def jax_python(scratch, wheelhouse) -> Path:
+    return new_venv(scratch("jax-venv") / "v", wheelhouse, "cudawheel", *JAX_REQS)
 
 
-@pytest.fixture(scope="session")
-def new_pip(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module")
+def new_pip(scratch) -> Path:
     """A venv with a current pip (>= 23.3 compares extras normalized, PEP 685)."""
-    py = make_venv(tmp_path_factory.mktemp("pip-venv") / "v")
+    py = make_venv(scratch("pip-venv") / "v")
     run([py, "-m", "pip", "install", "-q", "-U", "pip>=24"], env=clean_env())
     return py
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def jaxlib_version(jax_python) -> str:
     return run([jax_python, "-c", "import jaxlib; print(jaxlib.__version__)"]).stdout.strip()
 
 
 @pytest.fixture(scope="module")
-def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, Path, str]:
+def isolated(scratch, wheelhouse) -> tuple[Wheel, Path, str]:
     """`uv build` with build isolation: jax, nanobind, nvcc and cudawheel come into a fresh
     build environment."""
-    work = tmp_path_factory.mktemp("jax-isolated")
+    work = scratch("jax-isolated")
     project = copy_example("jax_ffi", work)
     proc = run([uv(), "build", "--wheel", "-o", work / "out", "-C", "archs=90", project],
                env=uv_env(wheelhouse), timeout=2400)
@@ -58,9 +58,9 @@ def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, Path, str]:
 
 
 @pytest.fixture(scope="module")
-def not_isolated(tmp_path_factory, jax_python) -> tuple[Wheel, Path, str]:
+def not_isolated(scratch, jax_python) -> tuple[Wheel, Path, str]:
     """`python -m cudawheel wheel` in the venv that has jax (as `--no-build-isolation`)."""
-    work = tmp_path_factory.mktemp("jax-env")
+    work = scratch("jax-env")
     project = copy_example("jax_ffi", work)
     proc = run([jax_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=90"],
                env=clean_env(), timeout=2400)

@@ -13,8 +13,8 @@ from conftest import Wheel, clean_env, copy_example, make_venv, run, toolkit_hom
 
 
 @pytest.fixture(scope="module")
-def saxpy(tmp_path_factory, toolkit_python) -> Wheel:
-    work = tmp_path_factory.mktemp("layouts")
+def saxpy(scratch, toolkit_python) -> Wheel:
+    work = scratch("layouts")
     project = copy_example("saxpy", work)
     proc = run([toolkit_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=90"],
                env=clean_env())

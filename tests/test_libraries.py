@@ -122,9 +122,9 @@ def test_static_cudart_needs_no_runtime_wheel(toolkit_python, tmp_path):
 # --- NVSHMEM: optional extension, RPM-style system install, pip wheel -------------------------
 
 @pytest.fixture(scope="module")
-def nvshmem_wheel_dir(tmp_path_factory) -> Path:
+def nvshmem_wheel_dir(scratch) -> Path:
     """nvidia-nvshmem-cu13 from PyPI, installed with --target (its .dist-info beside it)."""
-    target = tmp_path_factory.mktemp("nvshmem-site")
+    target = scratch("nvshmem-site")
     run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target, "nvidia-nvshmem-cu13"],
         env=clean_env())
     return target

@@ -37,10 +37,10 @@ def steps(log: str) -> tuple[int, int]:
     return int(m[1]), int(m[2])
 
 
-@pytest.fixture(scope="session")
-def pip23_python(tmp_path_factory) -> Path:
+@pytest.fixture(scope="module")
+def pip23_python(scratch) -> Path:
     """A venv whose pip is 23.2.1, as `python3.11 -m venv` gives."""
-    py = make_venv(tmp_path_factory.mktemp("pip23") / "v")
+    py = make_venv(scratch("pip23") / "v")
     if run([py, "-m", "pip", "--version"]).stdout.split()[1] != PIP23:
         run([py, "-m", "pip", "install", "-q", f"pip=={PIP23}"], env=clean_env())
     assert run([py, "-m", "pip", "--version"]).stdout.split()[1] == PIP23
@@ -87,9 +87,9 @@ def test_build_requirements_resolve_with_pip_23_in_either_order(backend_python, 
 
 
 @pytest.fixture(scope="module")
-def tiny_conv(tmp_path_factory, torch_python) -> dict:
+def tiny_conv(scratch, torch_python) -> dict:
     """tiny_conv built without isolation in the torch venv: wheel, sdist, log, project."""
-    work = tmp_path_factory.mktemp("tiny-conv")
+    work = scratch("tiny-conv")
     project = copy_example("tiny_conv", work)
     proc = run([torch_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=80-real"],
                env=clean_env(), timeout=2400)

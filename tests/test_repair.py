@@ -58,9 +58,9 @@ def fftw() -> Path:
 
 
 @pytest.fixture(scope="module")
-def plain_wheel(toolkit, fftw, tmp_path_factory) -> Path:
+def plain_wheel(toolkit, fftw, scratch) -> Path:
     """examples/cmake_fft built by pip + scikit-build-core alone."""
-    out = tmp_path_factory.mktemp("plain")
+    out = scratch("plain")
     env = clean_env(CUDACXX=toolkit / "bin/nvcc", CUDAToolkit_ROOT=toolkit, CMAKE_PREFIX_PATH=fftw,
                     CMAKE_BUILD_PARALLEL_LEVEL="2")
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", out, EXAMPLES / "cmake_fft",
@@ -71,15 +71,15 @@ def plain_wheel(toolkit, fftw, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def repair_python(tmp_path_factory, wheelhouse) -> Path:
-    py = make_venv(tmp_path_factory.mktemp("repair-venv") / "v")
+def repair_python(scratch, wheelhouse) -> Path:
+    py = make_venv(scratch("repair-venv") / "v")
     run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel", *REPAIR_TOOLS], env=clean_env())
     return py
 
 
 @pytest.fixture(scope="module")
-def repaired(repair_python, plain_wheel, tmp_path_factory):
-    out = tmp_path_factory.mktemp("repaired")
+def repaired(repair_python, plain_wheel, scratch):
+    out = scratch("repaired")
     proc = run([repair_python, "-m", "cudawheel", "repair", plain_wheel, "-w", out], env=clean_env())
     (wheel,) = out.glob("*.whl")
     return wheel, proc

@@ -13,9 +13,9 @@ from conftest import EXAMPLES, clean_env, run
 
 
 @pytest.fixture(scope="module")
-def cudawheel_site(tmp_path_factory, wheelhouse):
+def cudawheel_site(scratch, wheelhouse):
     """The cudawheel wheel unpacked on its own (its entry points become visible on sys.path)."""
-    target = tmp_path_factory.mktemp("cudawheel-site")
+    target = scratch("cudawheel-site")
     (wheel,) = wheelhouse.glob("cudawheel-*.whl")
     run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target, wheel], env=clean_env())
     return target

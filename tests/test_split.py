@@ -39,10 +39,10 @@ def wheel_args(backend_python, project, out, pythons, *settings):
 
 
 @pytest.fixture(scope="module")
-def release(backend_python, cu13_home, tmp_path_factory):
+def release(backend_python, cu13_home, scratch):
     """pybind_saxpy for CPython 3.9, 3.11, 3.12 (the default archs of CUDA 13), once per-Python
     wheels only and once split. Returns (tmp, plain wheels, split wheels, split stderr)."""
-    tmp = tmp_path_factory.mktemp("split")
+    tmp = scratch("split")
     pythons = []
     for minor in MINORS:
         venv_dir = tmp / f"build{minor}"

@@ -19,10 +19,10 @@ from conftest import Wheel, clean_env, copy_example, new_venv, readelf_dynamic, 
 
 
 @pytest.fixture(scope="module")
-def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, str]:
+def isolated(scratch, wheelhouse) -> tuple[Wheel, str]:
     """`uv build` with build isolation: torch, nvcc and cudawheel come into a fresh build
     environment; archs from PyTorch's TORCH_CUDA_ARCH_LIST."""
-    work = tmp_path_factory.mktemp("torch-isolated")
+    work = scratch("torch-isolated")
     project = copy_example("torch_muladd", work)
     proc = run([uv(), "build", "--wheel", "-o", work / "out", project],
                env=uv_env(wheelhouse, TORCH_CUDA_ARCH_LIST="9.0+PTX"), timeout=2400)
@@ -31,12 +31,12 @@ def isolated(tmp_path_factory, wheelhouse) -> tuple[Wheel, str]:
 
 
 @pytest.fixture(scope="module")
-def not_isolated(tmp_path_factory, torch_python, cu13_home) -> tuple[Wheel, str]:
+def not_isolated(scratch, torch_python, cu13_home) -> tuple[Wheel, str]:
     """`python -m cudawheel wheel` in the venv that has torch (as `--no-build-isolation`), with
     a system CUDA 13 toolkit (the project's installer: newer than torch's 13.2) whose cudart
     is chosen through CUDART_DIR: nvcc's minor differs from torch's and the runtime found is
     newer than torch's pin."""
-    work = tmp_path_factory.mktemp("torch-env")
+    work = scratch("torch-env")
     project = copy_example("torch_muladd", work)
     proc = run([torch_python, "-m", "cudawheel", "wheel", project, "-o", work / "out", "-C", "archs=80-real"],
                env=clean_env(CUDA_HOME=cu13_home, CUDART_DIR=cu13_home), timeout=2400)

@@ -84,9 +84,9 @@ def build(python, project: Path, out: Path, *args, check=True, env=None):
 
 
 @pytest.fixture(scope="module")
-def stable(tmp_path_factory, torch_python) -> tuple[Wheel, str]:
+def stable(scratch, torch_python) -> tuple[Wheel, str]:
     """The stable-ABI wheel, built once with the newest torch (the session's torch venv)."""
-    work = tmp_path_factory.mktemp("torch-stable")
+    work = scratch("torch-stable")
     proc = build(torch_python, copy_example("torch_stable", work), work / "out")
     return Wheel(Path(proc.stdout.strip())), proc.stderr
 

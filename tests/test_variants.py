@@ -55,11 +55,11 @@ def only(folder: Path, pattern: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def matrix(backend_python, tmp_path_factory):
+def matrix(backend_python, scratch):
     """saxpy built as variants: cu12 and cu13 by the matrix command (sm_90 SASS each), cu13 then
     rebuilt with 120-virtual added and the index refreshed by `variants-json`, and a null
     variant. Returns (project, out folder, first index text, matrix command output)."""
-    base = tmp_path_factory.mktemp("variants")
+    base = scratch("variants")
     proj = copy_example("saxpy", base)
     out = base / "out"
     proc = cudawheel(backend_python, "wheel", proj, "-o", out, "--cuda", "12", "--cuda", "13",
@@ -135,10 +135,10 @@ def test_variantlib_accepts_the_wheels_and_the_index(matrix, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def runtime_wheels(matrix, tmp_path_factory):
+def runtime_wheels(matrix, scratch):
     """The NVIDIA runtime wheels the variants require (from PyPI, once), for offline installs."""
     _, out, _, _, _ = matrix
-    folder = tmp_path_factory.mktemp("runtime")
+    folder = scratch("runtime")
     reqs = sorted({r for w in out.glob("*.whl") for r in Wheel(w).field("Requires-Dist")})
     run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", folder, *reqs],
         env=clean_env())

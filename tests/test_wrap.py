@@ -56,9 +56,9 @@ def py312() -> Path:
 
 
 @pytest.fixture(scope="module")
-def jax_wrapped(tmp_path_factory, wheelhouse, py312):
+def jax_wrapped(scratch, wheelhouse, py312):
     """JAX's example with CUDA on, wrapped, built once: (wheel, project, stderr)."""
-    work = tmp_path_factory.mktemp("wrap-jax")
+    work = scratch("wrap-jax")
     project = wrapped_copy(JAX_FFI, work / "jax-ffi-example", 'build-backend = "scikit_build_core.build"\n')
     proc = run([uv(), "build", "--wheel", "-p", py312, "-o", work / "out", "-C", "archs=90", "-C", CUDA_ON, project],
                env=uv_env(wheelhouse), timeout=2400)
@@ -204,10 +204,10 @@ def test_a_cmake_project_that_finds_no_cuda_says_what_it_was_given(wheelhouse, t
 
 
 @pytest.fixture(scope="module")
-def torch_setuptools(tmp_path_factory, wheelhouse):
+def torch_setuptools(scratch, wheelhouse):
     """The setup.py project built wrapped, without build isolation, in a venv with torch and
     setuptools: (wheel, python, stderr)."""
-    work = tmp_path_factory.mktemp("wrap-setuptools")
+    work = scratch("wrap-setuptools")
     py = new_venv(work / "v", wheelhouse, "cudawheel", *TORCH_REQS, "setuptools")
     project = work / "proj"
     shutil.copytree(DATA / "wrap-setuptools", project)
