@@ -103,7 +103,11 @@ def test_jax_example_wheel_is_repaired(jax_wrapped, backend_python, tmp_path):
     assert re.fullmatch(r"jax_ffi_example_cu13-0\.0\.1-cp312-cp312-manylinux_2_\d+_x86_64\.whl", wheel.path.name)
     wheel.check_record()
     requires = wheel.field("Requires-Dist")
-    assert "jax" in requires and any(r.startswith("nvidia-cuda-runtime>=13") for r in requires), requires
+    assert any(r.startswith("nvidia-cuda-runtime>=13") for r in requires), requires
+    # The project's `jax` joined with the floor of the jaxlib whose FFI headers built the
+    # handlers (an older jax passes an older FFI API, refused at the first call).
+    (jax,) = [r for r in requires if r.split(">")[0] == "jax"]
+    assert re.fullmatch(r"jax>=0\.\d+\.\d+", jax), requires
     for so in [n for n in wheel.names if n.endswith(".so") and ("cuda_examples" in n or "gpu_examples" in n)]:
         dyn = readelf_dynamic(wheel.extract(so, tmp_path))
         assert dyn["RPATH"] == ["$ORIGIN/../nvidia/cu13/lib"] and dyn["RUNPATH"] == [], (so, dyn)
@@ -120,6 +124,14 @@ def test_jax_examples_own_tests_pass(jax_wrapped, wheelhouse, py312, tmp_path):
     py = venv / "bin/python"
     run([uv(), "pip", "install", "-q", "-p", py, wheel.path, "jax", "pytest", "absl-py"],
         env=uv_env(wheelhouse), timeout=1800)
+    # The jax floor is the jaxlib the build had (PyPI's newest, the one installed here), its
+    # first three parts (0.12.0.1 -> 0.12.0).
+    jaxlib = run([py, "-c", "import jaxlib; print(jaxlib.__version__)"]).stdout.strip()
+    floor = ".".join(jaxlib.split("+")[0].split(".")[:3])
+    assert f"jax>={floor}" in wheel.field("Requires-Dist"), (jaxlib, wheel.field("Requires-Dist"))
+    older = run([uv(), "pip", "install", "--dry-run", "-p", py, wheel.path, f"jax<{floor}"],
+                env=uv_env(wheelhouse), check=False, timeout=600)
+    assert older.returncode != 0 and "unsatisfiable" in older.stderr, older.stderr[-2000:]
     tests = shutil.copytree(JAX_FFI / "tests", tmp_path / "tests")
     proc = run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", tests], cwd=tmp_path, env=clean_env(JAX_PLATFORMS="cpu"),
                check=False, timeout=900)
@@ -290,12 +302,19 @@ def test_a_plain_build_repaired_equals_wrap_mode(jax_wrapped, toolkit_python, wh
     run([uv(), "build", "--wheel", "-p", py312, "-o", tmp_path / "plain", "-C", CUDA_ON, plain],
         env=uv_env(wheelhouse, **env), timeout=2400)
     (built,) = (tmp_path / "plain").glob("*.whl")
-    run([toolkit_python, "-m", "cudawheel", "repair", built, "-w", tmp_path / "repaired"], env=clean_env())
+    proc = run([toolkit_python, "-m", "cudawheel", "repair", built, "-w", tmp_path / "repaired"], env=clean_env())
     (repaired,) = (tmp_path / "repaired").glob("*.whl")
     assert repaired.name == wrapped.path.name
     ours, theirs = Wheel(repaired), Wheel(wrapped.path)
     assert sorted(ours.names) == sorted(theirs.names)
-    differ = [n for n in ours.names if not n.endswith("/RECORD") and ours.read(n) != theirs.read(n)]
+    # One difference by design: the repair runs where no jaxlib is installed, so it cannot know
+    # the jax floor wrap mode wrote, and says so.
+    metadata = next(n for n in ours.names if n.endswith(".dist-info/METADATA"))
+    floor = next(r for r in theirs.field("Requires-Dist") if r.startswith("jax>="))
+    assert ours.read(metadata).replace(b"Requires-Dist: jax\n", f"Requires-Dist: {floor}\n".encode()) == theirs.read(metadata)
+    assert "holds an XLA FFI handler, but no jaxlib is installed here, so no jax floor is written" in proc.stderr, proc.stderr
+    differ = [n for n in ours.names
+              if not n.endswith(("/RECORD", "/METADATA")) and ours.read(n) != theirs.read(n)]
     # patchelf lays an ELF file out anew around the RPATH it writes, from the build's own RPATH
     # (other build folders, other lengths): such a file may differ in its padding only. The
     # dynamic section's NEEDED/RPATH and the code and data sections must be the same.

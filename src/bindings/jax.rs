@@ -38,16 +38,31 @@ pub(crate) struct JaxInfo {
 impl JaxInfo {
     /// `jax>=0.10.2` for jaxlib `0.10.2` (a local or pre-release part dropped).
     pub(crate) fn requirement(&self) -> String {
-        let release: String = self
-            .jaxlib
-            .split(['+', 'a', 'b', 'r', 'd'])
-            .next()
-            .unwrap_or("")
-            .trim_end_matches('.')
-            .to_string();
-        format!("jax>={release}")
+        requirement_for(&self.jaxlib)
     }
 }
+
+/// The floor a module built with jaxlib `jaxlib`'s FFI headers needs: `jax>=` that release's
+/// first three parts (a local or pre-release part dropped, and a hotfix's fourth part: jaxlib
+/// 0.12.0.1 gives `jax>=0.12.0`, whose FFI headers are the same). An older jax's XLA passes an
+/// older FFI API, which the handler refuses at its first call.
+pub(crate) fn requirement_for(jaxlib: &str) -> String {
+    let release: Vec<&str> = jaxlib
+        .split(['+', 'a', 'b', 'r', 'd'])
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .take(3)
+        .collect();
+    format!("jax>={}", release.join("."))
+}
+
+/// Bytes every XLA FFI handler carries in its read-only data, whatever built it: the struct
+/// name its call-frame size check reports (`xla/ffi/api/api.h`: `StructSizeIsGreaterOrEqual(
+/// call_frame->api, "XLA_FFI_CallFrame", ...)`). How a repair tells a JAX extension from a
+/// plain one: nothing links jaxlib.
+pub(crate) const FFI_HANDLER_MARK: &[u8] = b"XLA_FFI_CallFrame";
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum JaxError {
@@ -191,6 +206,7 @@ mod tests {
         assert_eq!(info("0.10.3.dev20260101").requirement(), "jax>=0.10.3");
         assert_eq!(info("0.11.0rc1").requirement(), "jax>=0.11.0");
         assert_eq!(info("0.10.2+cuda13").requirement(), "jax>=0.10.2");
+        assert_eq!(info("0.12.0.1").requirement(), "jax>=0.12.0");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The repaired wheel's METADATA: the input's, with `Name` suffixed and a `Requires-Dist` for
 //! each NVIDIA wheel linked (plain, or under the `cuda-extra` extra with `cuda-deps = "extra"`,
-//! as a cudawheel build writes them), and torch's pin when torch's libraries are linked. A
-//! requirement on an NVIDIA distribution the METADATA already names is left as the project
-//! wrote it; torch's pin joins the project's own torch requirement into one line.
+//! as a cudawheel build writes them), and the binding library's pin (torch's when torch's
+//! libraries are linked, jax's when an XLA FFI handler is inside). A requirement on an NVIDIA
+//! distribution the METADATA already names is left as the project wrote it; a pin joins the
+//! project's own requirement on that library into one line.
 
 use super::needs::Needs;
 use super::RepairSettings;
@@ -53,12 +54,8 @@ pub(super) fn metadata(
             _ => added.push_str(&format!("Requires-Dist: {r}\n")),
         }
     }
-    let torch_pin = needs
-        .torch
-        .as_ref()
-        .map(|t| (t.dist.clone(), t.requirement()));
-    if let Some((_, pin)) = torch_pin.as_ref().filter(|(d, _)| !declared.contains(d)) {
-        added.push_str(&format!("Requires-Dist: {pin}\n"));
+    for pin in needs.pins.iter().filter(|p| !declared.contains(&p.dist)) {
+        added.push_str(&format!("Requires-Dist: {}\n", pin.requirement));
     }
     if settings.cuda_deps == CudaDeps::Extra
         && !derived.is_empty()
@@ -71,9 +68,10 @@ pub(super) fn metadata(
     let mut out = String::new();
     let mut placed = false;
     for line in headers.lines() {
-        if let Some(joined) = torch_pin
-            .as_ref()
-            .and_then(|(dist, pin)| join_pin(line, dist, pin))
+        if let Some(joined) = needs
+            .pins
+            .iter()
+            .find_map(|p| join_pin(line, &p.dist, &p.requirement))
         {
             out.push_str(&format!("Requires-Dist: {joined}\n"));
             continue;
@@ -151,5 +149,9 @@ mod tests {
             Some("torch>=2.15,<2.16")
         );
         assert_eq!(join_pin("Requires-Dist: numpy", "torch", pin), None);
+        assert_eq!(
+            join_pin("Requires-Dist: jax", "jax", "jax>=0.10.2").as_deref(),
+            Some("jax>=0.10.2")
+        );
     }
 }

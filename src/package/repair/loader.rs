@@ -174,7 +174,10 @@ pub(super) fn helpers(
             let text = import_helper::render(&import_helper::Helper {
                 libs: &libs,
                 cuda,
-                torch: needs.torch.is_some(),
+                torch: needs
+                    .pins
+                    .iter()
+                    .any(|p| p.dist == crate::bindings::torch::DIST),
                 gpus: &gpus,
                 floors: &floors,
             });

@@ -329,7 +329,7 @@ fn platform_tag(
 
 /// The part of a repair that reads the wheel and decides, run on a wheel held in memory
 /// (`path`: its file name) with no tool and no file written: what each ELF needs, the RPATH
-/// each would get, the new METADATA (also as it would be with torch linked), the loaders and
+/// each would get, the new METADATA (also as it would be with torch and jax pinned), the loaders and
 /// helpers. The fuzz target's door to the
 /// repair's readers; returns the decisions as text.
 pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, RepairError> {
@@ -355,20 +355,28 @@ pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, Re
         &needs,
         &settings,
     ));
-    // And as it would be with torch's libraries linked (torch is not installed where this
-    // runs): the input's own torch requirement joined with the pin.
-    let own = needs.torch.replace(crate::libraries::Provider {
-        dist: "torch".into(),
-        floor: (2, 15),
-        span: crate::libraries::Span::Minor,
-    });
+    // And as it would be with torch's libraries linked and an FFI handler inside (neither
+    // torch nor jaxlib is installed where this runs): the input's own requirements joined.
+    let own = std::mem::replace(
+        &mut needs.pins,
+        vec![
+            needs::Pin {
+                dist: "torch".into(),
+                requirement: "torch>=2.15,<2.16".into(),
+            },
+            needs::Pin {
+                dist: "jax".into(),
+                requirement: "jax>=0.10.2".into(),
+            },
+        ],
+    );
     out.push(dist_info::metadata(
         &input.metadata,
         &stem.display,
         &needs,
         &settings,
     ));
-    needs.torch = own;
+    needs.pins = own;
     for ext in loader::extensions(&input.members, &settings)? {
         out.push(format!("{} -> {}", ext.loader_path, ext.real_path));
     }

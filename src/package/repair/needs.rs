@@ -11,7 +11,7 @@ use super::wheel_in::WheelIn;
 use super::{RepairError, RepairSettings};
 use crate::audit::elf_rules::{ElfReport, SYSTEM_LIBRARIES};
 use crate::audit::wheel_audit::nvidia_entry;
-use crate::bindings::torch;
+use crate::bindings::{jax, torch};
 use crate::inspect::site::owning_distribution;
 use crate::libraries::Provider;
 
@@ -28,8 +28,10 @@ pub(super) struct Needs {
     pub(super) major: u32,
     /// By SONAME.
     pub(super) nvidia: BTreeMap<String, Nvidia>,
-    /// torch's libraries are needed: `torch>=X.Y,<X.(Y+1)` when torch is installed here.
-    pub(super) torch: Option<Provider>,
+    /// Requirements the binding library's version sets: torch's `torch>=X.Y,<X.(Y+1)` when
+    /// torch's libraries are linked, jax's `jax>=` the jaxlib when an XLA FFI handler is inside
+    /// (each only when that library is installed here, where the wheel was built).
+    pub(super) pins: Vec<Pin>,
     /// Neither NVIDIA's, torch's, the system's nor the wheel's: grafted.
     pub(super) foreign: BTreeSet<String>,
     /// Folders where the foreign libraries were found (for auditwheel's search).
@@ -37,6 +39,14 @@ pub(super) struct Needs {
     /// Status lines: each RPATH entry removed, and why; each requirement floor not read from
     /// an installed wheel.
     pub(super) status: Vec<String>,
+}
+
+/// A requirement on a binding library, joined with the project's own one on that distribution.
+#[derive(Debug, Clone)]
+pub(super) struct Pin {
+    /// Normalized distribution name (`torch`, `jax`).
+    pub(super) dist: String,
+    pub(super) requirement: String,
 }
 
 /// The name the repaired wheel carries.
@@ -148,10 +158,20 @@ impl Needs {
                 }
             }
         }
+        let mut pins: Vec<Pin> = torch_needed
+            .then(|| torch_provider(&sys_path))
+            .flatten()
+            .map(|p| Pin {
+                requirement: p.requirement(),
+                dist: p.dist,
+            })
+            .into_iter()
+            .collect();
+        pins.extend(jax_pin(input, &sys_path, &mut status));
         Ok(Needs {
             major,
             nvidia,
-            torch: torch_needed.then(|| torch_provider(&sys_path)).flatten(),
+            pins,
             foreign: foreign.into_keys().collect(),
             foreign_dirs,
             status,
@@ -359,6 +379,33 @@ fn torch_provider(sys_path: &[PathBuf]) -> Option<Provider> {
     })
 }
 
+/// `jax>=` the jaxlib installed here when one of the wheel's ELFs holds an XLA FFI handler (its
+/// FFI headers came from that jaxlib; nothing links it, so the mark in the read-only data is
+/// what tells). Without a jaxlib here, a status line says the floor is the project's to write.
+fn jax_pin(input: &WheelIn, sys_path: &[PathBuf], status: &mut Vec<String>) -> Option<Pin> {
+    let member = input
+        .members
+        .iter()
+        .find(|m| m.is_elf() && memchr::memmem::find(&m.bytes, jax::FFI_HANDLER_MARK).is_some())?;
+    let found = sys_path.iter().find_map(|site| {
+        let (dist, version) = owning_distribution(&site.join("jaxlib/__init__.py"))?;
+        (dist == "jaxlib").then_some(version)
+    });
+    let Some(jaxlib) = found else {
+        status.push(format!(
+            "{}: holds an XLA FFI handler, but no jaxlib is installed here, so no jax floor is written: \
+             require the jax whose FFI headers built it (`jax>=X.Y.Z`) in the project's dependencies",
+            member.path
+        ));
+        return None;
+    };
+    let release: Vec<String> = jaxlib.release().iter().map(u64::to_string).collect();
+    Some(Pin {
+        dist: "jax".into(),
+        requirement: jax::requirement_for(&release.join(".")),
+    })
+}
+
 /// Every RPATH entry that is not `$ORIGIN` inside the wheel goes. One into a build environment
 /// that serves a library no NVIDIA wheel provides is an error: that library belongs to a
 /// package of the build environment, which the wheel cannot declare from here. Returns a
@@ -469,5 +516,55 @@ mod tests {
             "/tmp/pip-build-env-x/overlay/lib/python3.11/site-packages/nvidia/cu13/lib"
         ));
         assert!(!is_build_env("/opt/fftw/lib"));
+    }
+
+    fn wheel_with(so: &[u8]) -> WheelIn {
+        WheelIn {
+            members: vec![super::super::wheel_in::Member {
+                path: "pkg/_ffi.so".into(),
+                bytes: so.to_vec(),
+                executable: false,
+            }],
+            dist_info: "pkg-1.0.dist-info".into(),
+            metadata: String::new(),
+            name_parts: vec![],
+        }
+    }
+
+    /// A site-packages folder where pip installed jaxlib `version`.
+    fn site_with_jaxlib(version: &str) -> tempfile::TempDir {
+        let site = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(site.path().join("jaxlib")).unwrap();
+        std::fs::write(site.path().join("jaxlib/__init__.py"), "").unwrap();
+        let info = site.path().join(format!("jaxlib-{version}.dist-info"));
+        std::fs::create_dir_all(&info).unwrap();
+        std::fs::write(info.join("RECORD"), "jaxlib/__init__.py,,\n").unwrap();
+        let metadata = format!("Metadata-Version: 2.1\nName: jaxlib\nVersion: {version}\n\n");
+        std::fs::write(info.join("METADATA"), metadata).unwrap();
+        site
+    }
+
+    #[test]
+    fn an_ffi_handler_gets_the_jaxlib_it_was_built_with_as_its_jax_floor() {
+        let site = site_with_jaxlib("0.10.2");
+        let sys_path = vec![site.path().to_path_buf()];
+        let handler = b"\x7fELF..XLA_FFI_CallFrame\0size";
+        let mut status = Vec::new();
+        let pin = jax_pin(&wheel_with(handler), &sys_path, &mut status).unwrap();
+        assert_eq!(
+            (pin.dist.as_str(), pin.requirement.as_str()),
+            ("jax", "jax>=0.10.2")
+        );
+        assert!(status.is_empty(), "{status:?}");
+        // Control: a plain extension beside the same jaxlib gets no jax floor.
+        let plain = b"\x7fELF..saxpy\0";
+        assert!(jax_pin(&wheel_with(plain), &sys_path, &mut status).is_none());
+        assert!(status.is_empty(), "{status:?}");
+        // A handler with no jaxlib here: no floor, and a line that says so.
+        assert!(jax_pin(&wheel_with(handler), &[], &mut status).is_none());
+        assert!(
+            status[0].starts_with("pkg/_ffi.so: holds an XLA FFI handler, but no jaxlib"),
+            "{status:?}"
+        );
     }
 }
