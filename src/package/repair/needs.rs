@@ -30,7 +30,7 @@ pub(super) struct Needs {
     pub(super) nvidia: BTreeMap<String, Nvidia>,
     /// Requirements the binding library's version sets: torch's `torch>=X.Y,<X.(Y+1)` when
     /// torch's libraries are linked, jax's `jax>=` the jaxlib when an XLA FFI handler is inside
-    /// (each only when that library is installed here, where the wheel was built).
+    /// (each only when that library is installed where the repair runs: wrap mode, the build).
     pub(super) pins: Vec<Pin>,
     /// Neither NVIDIA's, torch's, the system's nor the wheel's: grafted.
     pub(super) foreign: BTreeSet<String>,
