@@ -329,9 +329,9 @@ fn platform_tag(
 
 /// The part of a repair that reads the wheel and decides, run on a wheel held in memory
 /// (`path`: its file name) with no tool and no file written: what each ELF needs, the RPATH
-/// each would get, the new METADATA (also as it would be with torch and jax pinned), the loaders and
-/// helpers. The fuzz target's door to the
-/// repair's readers; returns the decisions as text.
+/// each would get, the new METADATA (also as it would be with torch and jax pinned), the
+/// loaders and helpers. The fuzz target's door to the repair's readers; returns the decisions
+/// as text.
 pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, RepairError> {
     let settings = RepairSettings::standalone().with_cuda_major(Some(13));
     let input = WheelIn::from_reader(path, std::io::Cursor::new(wheel))?;

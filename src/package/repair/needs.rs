@@ -14,6 +14,7 @@ use crate::audit::wheel_audit::nvidia_entry;
 use crate::bindings::{jax, torch};
 use crate::inspect::site::owning_distribution;
 use crate::libraries::Provider;
+use pep440_rs::Version;
 
 /// An NVIDIA library one of the ELFs needs.
 #[derive(Debug, Clone)]
@@ -341,14 +342,11 @@ fn nvidia_for(
             major,
         })?;
     let site_dir = format!("{}/lib", layout.dir);
-    let installed = sys_path.iter().find_map(|site| {
-        let (dist, version) = owning_distribution(&site.join(&site_dir).join(soname))?;
-        if dist != layout.dist {
-            return None;
-        }
-        let r = version.release();
-        Some((*r.first()?, r.get(1).copied().unwrap_or(0)))
-    });
+    let installed =
+        installed(sys_path, &format!("{site_dir}/{soname}"), layout.dist).and_then(|v| {
+            let r = v.release();
+            Some((*r.first()?, r.get(1).copied().unwrap_or(0)))
+        });
     let floor = installed.unwrap_or((soname_major(soname), 0));
     let n = Nvidia {
         site_dir,
@@ -366,16 +364,23 @@ pub(super) fn is_torch(lib: &str) -> bool {
     torch::provides(lib)
 }
 
+/// The version of distribution `dist` installed on `sys_path`: the first entry where `dist`'s
+/// RECORD lists the file `rel` (`torch/__init__.py`).
+fn installed(sys_path: &[PathBuf], rel: &str, dist: &str) -> Option<Version> {
+    sys_path.iter().find_map(|site| {
+        let (owner, version) = owning_distribution(&site.join(rel))?;
+        (owner == dist).then_some(version)
+    })
+}
+
 /// torch as installed here (`torch>=X.Y,<X.(Y+1)`: its C++ ABI changes between minors).
 fn torch_provider(sys_path: &[PathBuf]) -> Option<Provider> {
-    sys_path.iter().find_map(|site| {
-        let (dist, version) = owning_distribution(&site.join("torch/__init__.py"))?;
-        let r = version.release();
-        (dist == torch::DIST).then(|| Provider {
-            dist,
-            floor: (r[0], r.get(1).copied().unwrap_or(0)),
-            span: crate::libraries::Span::Minor,
-        })
+    let version = installed(sys_path, "torch/__init__.py", torch::DIST)?;
+    let r = version.release();
+    Some(Provider {
+        dist: torch::DIST.to_string(),
+        floor: (r[0], r.get(1).copied().unwrap_or(0)),
+        span: crate::libraries::Span::Minor,
     })
 }
 
@@ -387,11 +392,7 @@ fn jax_pin(input: &WheelIn, sys_path: &[PathBuf], status: &mut Vec<String>) -> O
         .members
         .iter()
         .find(|m| m.is_elf() && memchr::memmem::find(&m.bytes, jax::FFI_HANDLER_MARK).is_some())?;
-    let found = sys_path.iter().find_map(|site| {
-        let (dist, version) = owning_distribution(&site.join("jaxlib/__init__.py"))?;
-        (dist == "jaxlib").then_some(version)
-    });
-    let Some(jaxlib) = found else {
+    let Some(jaxlib) = installed(sys_path, "jaxlib/__init__.py", "jaxlib") else {
         status.push(format!(
             "{}: holds an XLA FFI handler, but no jaxlib is installed here, so no jax floor is written: \
              require the jax whose FFI headers built it (`jax>=X.Y.Z`) in the project's dependencies",
