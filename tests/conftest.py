@@ -51,6 +51,12 @@ def clean_env(**extra):
     return env
 
 
+def jax_floor_release(jaxlib: str) -> str:
+    """The release in the jax floor a wheel built with jaxlib `jaxlib` gets: its first three
+    parts, a local part dropped (0.12.0.1 -> 0.12.0)."""
+    return ".".join(jaxlib.split("+")[0].split(".")[:3])
+
+
 @pytest.fixture(scope="module")
 def scratch(request, tmp_path_factory):
     """`scratch(name)`: a folder for one test module's fixtures, removed when the module is done

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from test_torch import new_venv, uv, uv_env
 
-from conftest import Wheel, clean_env, copy_example, make_venv, readelf_dynamic, run
+from conftest import Wheel, clean_env, copy_example, jax_floor_release, make_venv, readelf_dynamic, run
 
 # What the venv that builds without isolation holds: jax from PyPI (CPU), nanobind, and the
 # CUDA 13 toolkit from NVIDIA's wheels.
@@ -67,11 +67,6 @@ def not_isolated(scratch, jax_python) -> tuple[Wheel, Path, str]:
     return Wheel(Path(proc.stdout.strip())), project, proc.stderr
 
 
-def release3(jaxlib: str) -> str:
-    """A jaxlib version's first three release parts: the floor a wheel gets (0.12.0.1 -> 0.12.0)."""
-    return ".".join(jaxlib.split("+")[0].split(".")[:3])
-
-
 def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> dict[str, int]:
     """What every jax_ffi wheel must be."""
     wheel.check_record()
@@ -82,7 +77,7 @@ def check_wheel(wheel: Wheel, project: Path, jaxlib: str | None, work: Path) -> 
     jax_req = [r for r in requires if r.startswith("jax")]
     assert len(jax_req) == 1 and re.fullmatch(r"jax>=\d+\.\d+\.\d+", jax_req[0]), requires
     if jaxlib is not None:  # the floor is the jaxlib whose FFI headers the handlers were built with
-        assert jax_req[0] == f"jax>={release3(jaxlib)}", (jax_req, jaxlib)
+        assert jax_req[0] == f"jax>={jax_floor_release(jaxlib)}", (jax_req, jaxlib)
     # cuda-deps = "extra", cuda-extra = "cuda_pip": NVIDIA's runtime only under that extra,
     # written normalized (PEP 685: cuda-pip; pip matches `[cuda_pip]` to it).
     nvidia = [r for r in requires if r.startswith("nvidia-")]
@@ -228,7 +223,7 @@ def test_doctor_reports_jax_and_its_ffi_headers(jax_python, jaxlib_version, tmp_
     out = run([jax_python, "-m", "cudawheel", "doctor", project], env=clean_env()).stdout
     include = run([jax_python, "-c", "import jax.ffi; print(jax.ffi.include_dir())"]).stdout.strip()
     assert re.search(rf"Bindings jax: jax \S+ \(jaxlib {re.escape(jaxlib_version)}\), XLA FFI headers in "
-                     rf"{re.escape(include)} \(XLA FFI API 0\.\d+\); a wheel requires jax>={re.escape(release3(jaxlib_version))}",
+                     rf"{re.escape(include)} \(XLA FFI API 0\.\d+\); a wheel requires jax>={re.escape(jax_floor_release(jaxlib_version))}",
                      out), out
     assert "Bindings nanobind: nanobind " in out, out
 

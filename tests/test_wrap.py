@@ -29,7 +29,18 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, TORCH_REQS, Wheel, clean_env, new_venv, readelf_dynamic, run, uv, uv_env
+from conftest import (
+    REPO,
+    TORCH_REQS,
+    Wheel,
+    clean_env,
+    jax_floor_release,
+    new_venv,
+    readelf_dynamic,
+    run,
+    uv,
+    uv_env,
+)
 from test_size_budget import pyenv_python
 
 DATA = REPO / "tests/data"
@@ -127,7 +138,7 @@ def test_jax_examples_own_tests_pass(jax_wrapped, wheelhouse, py312, tmp_path):
     # The jax floor is the jaxlib the build had (PyPI's newest, the one installed here), its
     # first three parts (0.12.0.1 -> 0.12.0).
     jaxlib = run([py, "-c", "import jaxlib; print(jaxlib.__version__)"]).stdout.strip()
-    floor = ".".join(jaxlib.split("+")[0].split(".")[:3])
+    floor = jax_floor_release(jaxlib)
     assert f"jax>={floor}" in wheel.field("Requires-Dist"), (jaxlib, wheel.field("Requires-Dist"))
     older = run([uv(), "pip", "install", "--dry-run", "-p", py, wheel.path, f"jax<{floor}"],
                 env=uv_env(wheelhouse), check=False, timeout=600)
