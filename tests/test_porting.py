@@ -265,3 +265,28 @@ def test_version_from_the_package_file(toolkit_python, tmp_path):
     out = run([toolkit_python, "-m", "cudawheel", "wheel", top, "-o", tmp_path / "o2"], env=clean_env())
     again = Wheel(Path(out.stdout.strip().splitlines()[-1]))
     assert again.field("Version") == ["2.0.1"] and "helpers/__init__.py" in again.names, again.names
+
+
+def test_an_installed_cuda_toolkit_still_brings_nvcc_with_pip_23(pip23_python, wheelhouse, tmp_path):
+    """A framework in `[build-system] requires` installs NVIDIA's `cuda-toolkit` at its pin
+    without the `nvcc` extra (torch: `cuda-toolkit[cublas,...]==13.2.2`), and pip takes that
+    installed release as satisfying `cuda-toolkit[cccl,cudart,nvcc]` whatever its extras. The
+    backend names the extras' distributions as well, at that release: saxpy with the pin in its
+    build requirements (torch's shape, without torch's GBs) builds in an isolated pip 23.2.1
+    build with nvcc 13.2. Before, it failed: nvcc for CUDA 13 not found."""
+    project = copy_example("saxpy", tmp_path)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('requires = ["cudawheel"]',
+                                                       'requires = ["cudawheel", "cuda-toolkit==13.2.2"]'))
+    proc = run([pip23_python, "-m", "pip", "wheel", "-v", "--no-deps", "-w", tmp_path / "out", project,
+                "--config-settings", "archs=80-real"],
+               env=clean_env(PIP_FIND_LINKS=wheelhouse), timeout=2400, check=False)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    # The build environment got nvcc by name at the installed toolkit's release.
+    assert re.search(r"nvidia-cuda-nvcc==13\.2\.\d+\.\*", log), log[-4000:]
+    assert re.search(r"Successfully installed .*nvidia-cuda-nvcc-13\.2\.", log), log[-4000:]
+    (whl,) = (tmp_path / "out").glob("saxpy_cu13-0.1.0-*.whl")
+    # The runtime floor follows the runtime that build had (13.2), not a newer one.
+    requires = Wheel(whl).field("Requires-Dist")
+    assert "nvidia-cuda-runtime>=13.2,<14" in requires, requires

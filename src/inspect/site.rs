@@ -75,6 +75,25 @@ pub(crate) fn name_and_version(metadata: &str) -> Option<(String, Version)> {
     Some((dist, version))
 }
 
+/// The METADATA text of the distribution `dist` (normalized name) installed in the first
+/// `sys.path` entry that holds one: its `.dist-info` folder is found by name, so a meta
+/// package with no files of its own (`cuda-toolkit`) is found too.
+pub(crate) fn installed_metadata(sys_path: &[std::path::PathBuf], dist: &str) -> Option<String> {
+    let prefix = format!("{}_", dist.replace('-', "_"));
+    sys_path.iter().find_map(|site| {
+        std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
+            let name = e.file_name().to_string_lossy().to_ascii_lowercase();
+            if !(name.ends_with(".dist-info") && name.replace(['-', '.'], "_").starts_with(&prefix))
+            {
+                return None;
+            }
+            let text = std::fs::read_to_string(e.path().join("METADATA")).ok()?;
+            let (found, _) = name_and_version(&text)?;
+            (found == dist).then_some(text)
+        })
+    })
+}
+
 /// Whether two paths name the same folder (through links).
 pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
     a == b

@@ -10,6 +10,7 @@ pub(crate) mod catalog;
 pub(crate) mod cross;
 pub(crate) mod cudart;
 pub(crate) mod targets;
+pub(crate) mod toolkit_components;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -161,7 +161,9 @@ pub(crate) fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, E
 /// first, and it orders the build requirements by string hash: torch's requirement carries an
 /// `==<major>.*` clause so that pip always takes it first (`bindings::torch::requirement`).
 /// With torch already installed where this is asked (`[build-system] requires`), the toolkit is
-/// asked for at the release that torch pins (`bindings::toolkit_pin`).
+/// asked for at the release that torch pins (`bindings::toolkit_pin`), and, as that installed
+/// `cuda-toolkit` satisfies the line whatever its extras, the extras' distributions by name at
+/// that release (`libraries::toolkit_components`).
 pub(crate) fn build_requirements(
     tool: &ToolConfig,
     env: &toolchain::Env,
@@ -171,7 +173,15 @@ pub(crate) fn build_requirements(
     if let Some(pin) = bindings::toolkit_pin(tool, &python.sys_path, &toolkit) {
         toolkit.pin = pin;
     }
-    Ok(requirements_for(tool, &toolkit))
+    let mut reqs = requirements_for(tool, &toolkit);
+    // An installed `cuda-toolkit` (a framework's pin) satisfies `cuda-toolkit[nvcc,...]` in a
+    // frontend's eyes whatever its extras: the extras' distributions are named as well.
+    for r in libraries::toolkit_components::by_name(&reqs, &python.sys_path) {
+        if !reqs.contains(&r) {
+            reqs.push(r);
+        }
+    }
+    Ok(reqs)
 }
 
 /// `build_requirements` for the toolkit already chosen.
