@@ -93,7 +93,7 @@ config_struct! {
             ty: Ty::Pattern("^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$"),
             default: "\"cuda\"",
             read: or(values::extra_name, "cuda".to_string()),
-            doc: "The extra that `cuda-deps = \"extra\"` puts the NVIDIA runtime wheels under (e.g. \"cuda_pip\": `pip install 'pkg[cuda_pip]'`); written normalized (PEP 685: cuda-pip).",
+            doc: "The extra that `cuda-deps = \"extra\"` puts the NVIDIA runtime wheels under; written normalized (PEP 685: \"cuda_pip\" becomes cuda-pip), and messages and users spell it so: `pip install 'pkg[cuda-pip]'` (pip 23.2 matches extras literally).",
         }
         python_source: String {
             key: "python-source",

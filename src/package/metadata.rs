@@ -163,7 +163,8 @@ pub(crate) fn core_metadata(
 }
 
 /// An extra's name as METADATA writes it (PEP 685): lower case, runs of `-_.` as one `-`
-/// (`cuda_pip` -> `cuda-pip`; pip matches `pkg[cuda_pip]` to it).
+/// (`cuda_pip` -> `cuda-pip`). pip 23.3+ and uv match `pkg[cuda_pip]` to it; pip 23.2 (CPython
+/// 3.11's) matches literally, so messages and docs spell the normalized name.
 pub(crate) fn normalize_extra(name: &str) -> String {
     let mut out = String::new();
     for c in name.to_ascii_lowercase().chars() {

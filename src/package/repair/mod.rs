@@ -12,6 +12,7 @@
 
 mod dist_info;
 mod error;
+mod floors;
 mod loader;
 mod needs;
 mod tools;
@@ -86,7 +87,9 @@ impl RepairSettings {
             max_wheel_size: tool.max_wheel_size,
             check_gpu: tool.check_gpu,
             cuda_deps: tool.cuda_deps,
-            cuda_extra: tool.cuda_extra.clone(),
+            // As METADATA spells it (`cuda-pip`): the helper's message names the extra that
+            // every pip installs (pip 23.2 matches extras literally).
+            cuda_extra: crate::package::metadata::normalize_extra(&tool.cuda_extra),
             python: None,
             cuda_major: None,
         }
