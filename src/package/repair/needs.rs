@@ -146,6 +146,13 @@ impl Needs {
             }
             nvidia.insert(soname.clone(), n);
         }
+        if torch_needed {
+            super::floors::cap(
+                &mut nvidia,
+                &super::floors::torch_caps(&sys_path),
+                &mut status,
+            );
+        }
         let mut foreign_dirs = Vec::new();
         for (lib, (member, report)) in &foreign {
             match locate(lib, report) {
