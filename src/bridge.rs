@@ -241,16 +241,17 @@ fn variants_json(py: Python<'_>, dir: &str) -> PyResult<Vec<String>> {
     detached(py, || commands::variants_json(Path::new(dir)).map(paths))
 }
 
-/// `repair(wheels, out_dir, python_json, cuda) -> [paths]`: each wheel repaired into
-/// `out_dir` for the interpreter `python_json` describes.
+/// `repair(wheels, out_dir, python_json, cuda, name_suffix) -> [paths]`: each wheel repaired
+/// into `out_dir` for the interpreter `python_json` describes.
 #[pyfunction]
-#[pyo3(signature = (wheels, out_dir, python_json, cuda=None))]
+#[pyo3(signature = (wheels, out_dir, python_json, cuda=None, name_suffix=None))]
 fn repair(
     py: Python<'_>,
     wheels: Vec<String>,
     out_dir: &str,
     python_json: &str,
     cuda: Option<u32>,
+    name_suffix: Option<String>,
 ) -> PyResult<Vec<String>> {
     let python: PythonInfo = serde_json::from_str(python_json).map_err(|e| {
         BuildError::new_err(format!(
@@ -259,7 +260,7 @@ fn repair(
     })?;
     let wheels: Vec<std::path::PathBuf> = wheels.iter().map(std::path::PathBuf::from).collect();
     detached(py, || {
-        commands::repair(&wheels, Path::new(out_dir), &python, cuda).map(paths)
+        commands::repair(&wheels, Path::new(out_dir), &python, cuda, name_suffix).map(paths)
     })
 }
 

@@ -137,11 +137,16 @@ pub(crate) fn repair(
     out_dir: &Path,
     python: &crate::config::PythonInfo,
     cuda: Option<u32>,
+    name_suffix: Option<String>,
 ) -> Result<Vec<PathBuf>, Error> {
     use crate::package::repair::{repair_wheel, RepairSettings};
-    let settings = RepairSettings::standalone()
+    let mut settings = RepairSettings::standalone()
         .with_python(python.clone())
         .with_cuda_major(cuda);
+    if let Some(suffix) = name_suffix {
+        // `--name-suffix ''` keeps the project's own name (docs/how-to/naming.md).
+        settings.name_suffix = suffix;
+    }
     let mut written = Vec::new();
     for wheel in wheels {
         ui::status(&format!("repairing {}", wheel.display()));

@@ -452,8 +452,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-w", "--wheel-dir", required=True, metavar="OUT", help="where the repaired wheels go")
     p.add_argument("--cuda", type=int, default=None, metavar="MAJOR",
                    help="the CUDA major, for a wheel that links no libcudart (default: told by its libraries)")
+    p.add_argument("--name-suffix", default=None, metavar="SUFFIX",
+                   help="appended to the distribution name, {major} the CUDA major (default: -cu{major}; "
+                   "'' keeps the project's own name)")
     p.set_defaults(run=lambda a, _: _print_written(lambda core: core.repair(
-        [os.path.abspath(w) for w in a.wheels], os.path.abspath(a.wheel_dir), json.dumps(_python_info()), a.cuda)))
+        [os.path.abspath(w) for w in a.wheels], os.path.abspath(a.wheel_dir), json.dumps(_python_info()), a.cuda,
+        a.name_suffix)))
     return parser
 
 
