@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::needs::Nvidia;
 use crate::bindings::torch;
 use crate::inspect::site::{installed_metadata, name_and_version};
 use crate::libraries::toolkit_components::META;
+use crate::libraries::Provider;
 
 /// Distribution -> the `(major, minor)` its floor may not exceed, from the `cuda-toolkit` the
 /// torch installed on `sys_path` pins: that release's METADATA when it is installed, else the
@@ -58,21 +58,21 @@ fn major_minor(version: &str) -> Option<(u64, u64)> {
 
 /// Each NVIDIA floor lowered to its framework's cap (`floors::torch_caps`), with a status line
 /// for each one lowered.
-pub(super) fn cap(
-    nvidia: &mut BTreeMap<String, Nvidia>,
+pub(super) fn cap<'a>(
+    providers: impl Iterator<Item = (&'a String, &'a mut Provider)>,
     caps: &BTreeMap<String, (u64, u64)>,
     status: &mut Vec<String>,
 ) {
-    for (soname, n) in nvidia.iter_mut() {
-        let Some(&cap) = caps.get(&n.provider.dist) else {
+    for (soname, provider) in providers {
+        let Some(&cap) = caps.get(&provider.dist) else {
             continue;
         };
-        if n.provider.floor > cap {
+        if provider.floor > cap {
             status.push(format!(
                 "{soname}: the floor of {} is {}.{}, the release torch's pinned toolkit ships, not the {}.{} installed here",
-                n.provider.dist, cap.0, cap.1, n.provider.floor.0, n.provider.floor.1
+                provider.dist, cap.0, cap.1, provider.floor.0, provider.floor.1
             ));
-            n.provider.floor = cap;
+            provider.floor = cap;
         }
     }
 }
@@ -110,13 +110,10 @@ mod tests {
 
     #[test]
     fn a_floor_above_the_cap_is_lowered_and_said_and_one_below_stays() {
-        let n = |dist: &str, floor| Nvidia {
-            site_dir: "nvidia/cu13/lib".into(),
-            provider: crate::libraries::Provider {
-                dist: dist.into(),
-                floor,
-                span: crate::libraries::Span::Major,
-            },
+        let n = |dist: &str, floor| Provider {
+            dist: dist.into(),
+            floor,
+            span: crate::libraries::Span::Major,
         };
         let mut nvidia = BTreeMap::from([
             (
@@ -130,9 +127,9 @@ mod tests {
             ("nvidia-cublas".to_string(), (13, 4)),
         ]);
         let mut status = Vec::new();
-        cap(&mut nvidia, &caps, &mut status);
-        assert_eq!(nvidia["libcudart.so.13"].provider.floor, (13, 2));
-        assert_eq!(nvidia["libcublas.so.13"].provider.floor, (13, 1));
+        cap(nvidia.iter_mut(), &caps, &mut status);
+        assert_eq!(nvidia["libcudart.so.13"].floor, (13, 2));
+        assert_eq!(nvidia["libcublas.so.13"].floor, (13, 1));
         assert_eq!(status.len(), 1, "{status:?}");
         assert!(status[0].contains("13.2, the release torch's pinned toolkit ships, not the 13.5"));
     }

@@ -148,7 +148,7 @@ impl Needs {
         }
         if torch_needed {
             super::floors::cap(
-                &mut nvidia,
+                nvidia.iter_mut().map(|(s, n)| (s, &mut n.provider)),
                 &super::floors::torch_caps(&sys_path),
                 &mut status,
             );

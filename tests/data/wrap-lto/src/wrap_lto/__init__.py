@@ -1,0 +1,1 @@
+"""A wrapped CMake project: `_gpu` (device LTO across two .cu files) and `_cpu` (no CUDA)."""
