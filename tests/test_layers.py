@@ -54,3 +54,21 @@ def test_a_long_function_is_found(tmp_path):
     r = run(src)
     assert r.returncode == 1
     assert "function over 120 lines: ui.rs:" in r.stdout and "too_long (130)" in r.stdout, r.stdout
+
+
+def test_a_spawn_outside_the_listed_files_is_found(tmp_path):
+    # Control: a `Command::new` in a file SPAWNERS does not list is named; the maps name each
+    # listed spawner (a folder or file that clippy.toml or ARCHITECTURE.md forgets is found too).
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src", src)
+    for doc in ("clippy.toml", "ARCHITECTURE.md"):
+        text = (REPO / doc).read_text()
+        if doc == "clippy.toml":
+            text = text.replace("compile/wrapped.rs", "compile/wrapper.rs")
+        (tmp_path / doc).write_text(text)
+    f = src / "ui.rs"
+    f.write_text(f.read_text() + "\n#[allow(dead_code)]\nfn spawn() { let _ = std::process::Command::new(\"true\"); }\n")
+    r = run(src)
+    assert r.returncode == 1
+    assert "spawns a process outside SPAWNERS: ui.rs" in r.stdout, r.stdout
+    assert "clippy.toml does not name the spawner compile/wrapped.rs" in r.stdout, r.stdout

@@ -12,6 +12,9 @@
 
 4. no function (tests included) is longer than 120 lines.
 
+5. processes are spawned (`Command::new`) only in the files SPAWNERS lists, and clippy.toml's
+   comment and ARCHITECTURE.md's rule name each of them (a folder entry covers its files).
+
 Prints each problem and exits 1, or prints a one-line summary. Run from anywhere:
 `python3 scripts/dev/check-layers.py [SRC]` (default: this checkout's src/).
 """
@@ -22,6 +25,8 @@ from pathlib import Path
 SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "src"
 STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "compile", "audit", "package"]
 SHARED = {"hint", "ui", "inspect"}
+# The only files (or folders) that may spawn processes; clippy.toml and ARCHITECTURE.md say so.
+SPAWNERS = ["compile/job.rs", "compile/wrapped.rs", "toolchain/", "bindings/probe.rs", "package/repair/tools.rs"]
 COMPOSERS = {"pep517", "pipeline", "wrap", "commands", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error"}
 
 
@@ -128,6 +133,25 @@ def long_functions(path: Path) -> list[str]:
     return out
 
 
+def spawn_problems(files: list[Path]) -> list[str]:
+    """Rule 5: `Command::new` outside SPAWNERS, and a spawner the maps do not name."""
+    out = []
+    for f in files:
+        rel = str(f.relative_to(SRC))
+        if "Command::new" in f.read_text() and not any(rel == s or rel.startswith(s) for s in SPAWNERS if s):
+            out.append(f"spawns a process outside SPAWNERS: {rel}")
+    root = SRC.parent
+    for doc in ("clippy.toml", "ARCHITECTURE.md"):
+        path = root / doc
+        if not path.is_file():
+            continue
+        text = path.read_text()
+        for s in SPAWNERS:
+            if s not in text:
+                out.append(f"{doc} does not name the spawner {s}")
+    return out
+
+
 def stage(path: Path) -> str:
     return module_of(path)[0] if module_of(path) else "lib"
 
@@ -170,6 +194,7 @@ def main() -> int:
             visit(f)
     for f in files:
         problems.extend(long_functions(f))
+    problems.extend(spawn_problems(files))
     for p in problems:
         print(p)
     if problems:

@@ -1,5 +1,7 @@
-//! The shared resolve step: config -> plan -> toolchain -> libraries -> bindings, everything
-//! known before compiling. Every hook that builds or describes a wheel (and `doctor`) starts
+//! The shared resolve step, everything known before compiling, in a build's order: config ->
+//! plan -> bindings (torch and jax probed and applied first, so a missing framework is said
+//! before a missing nvcc) -> toolchain -> libraries (each target's, then the wheel's name,
+//! requirements and floors). Every hook that builds or describes a wheel (and `doctor`) starts
 //! here; `pep517` goes on from its result.
 //!
 //! The result is data: a `Resolution` holds each stage's outcome (its value, or its typed
