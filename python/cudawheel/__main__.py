@@ -170,6 +170,8 @@ def _check(what) -> int:
             bad = True
             print(f"  FAIL {problem}")
             continue
+        for sentence in getattr(m, "other_copies", lambda: [])():
+            print(f"  WARN {sentence}")
         verdicts = m.gpu_verdicts()
         if m.driver_version() is not None and not verdicts:
             print("  GPUs: none visible through NVML (nothing checked)")

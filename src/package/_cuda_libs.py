@@ -17,6 +17,8 @@ version, each GPU it drives, the process's cgroups, what decides which ``libcuda
 only the first import on a machine as it stands pays for loading NVML. ``gpu_verdicts()``
 returns what the check found per device (``python -m cudawheel check PACKAGE`` prints it, asking
 the driver and NVML afresh). ``CUDAWHEEL_SKIP_GPU_CHECK=1`` skips the driver and GPU checks.
+Once the libraries are loaded, ``other_copies()`` names each copy of one of them that another file
+holds and that is older than this package needs (``CudaLibraryWarning``).
 """
 
 # @IMPORT_FIRST@
@@ -66,6 +68,11 @@ GpuVerdict = collections.namedtuple("GpuVerdict", "index name sm verdict message
 
 class GpuCodeWarning(UserWarning):
     """A GPU runs this package through PTX JIT, or cannot run it while another GPU can."""
+
+
+class CudaLibraryWarning(UserWarning):
+    """Another copy of a CUDA library this package links was loaded first (the loader shares
+    one library per SONAME), older than the package needs, or a second CUDA runtime major."""
 
 
 _SKIP = "(set CUDAWHEEL_SKIP_GPU_CHECK=1 to import without this check)"
@@ -438,6 +445,85 @@ def preload():
             except OSError as err:
                 raise ImportError(_missing(soname, err, requirement)) from None
         _loaded.extend(handles or [None])
+        for sentence in other_copies():
+            warnings.warn(sentence, CudaLibraryWarning, stacklevel=3)
+
+
+def _floor(requirement):
+    """`nvidia-cuda-runtime>=13.5,<14` -> (13, 5); None without a `>=` floor."""
+    for part in requirement.split(";")[0].split(","):
+        if ">=" in part:
+            try:
+                return tuple(int(x) for x in part.split(">=")[1].strip().split(".")[:2])
+            except ValueError:
+                return None
+    return None
+
+
+def _file_version(path, soname):
+    """`/usr/local/cuda/lib64/libcudart.so.13.0.96` -> (13, 0); None when the file name (after
+    its links) carries no more than the SONAME's own number."""
+    name = os.path.basename(os.path.realpath(path))
+    if not name.startswith(soname + "."):
+        return None
+    try:
+        return tuple(int(x) for x in name[len(soname) - len(soname.split(".so.")[1]):].split(".")[:2])
+    except ValueError:
+        return None
+
+
+def _mapped():
+    """The files mapped into this process (``/proc/self/maps``), each once."""
+    try:
+        with open(os.path.join(_PROC, "self", "maps")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split(None, 5)
+        if len(parts) == 6 and parts[5].startswith("/") and parts[5] not in out:
+            out.append(parts[5])
+    return out
+
+
+def other_copies(mapped=None):
+    """One sentence for each CUDA library this package links (``LIBRARIES``) of which another
+    file than this package's wheel holds is mapped in the process and older than the package
+    needs (the loader then hands that copy to this package: it shares one library per SONAME),
+    and for a CUDA runtime of another major mapped beside this package's."""
+    mapped = _mapped() if mapped is None else mapped
+    names = [(path, os.path.basename(path)) for path in mapped]
+    out = []
+    for soname, folder, requirement in LIBRARIES:
+        copies = [p for p, name in names if name == soname or name.startswith(soname + ".")]
+        if not copies and not soname.startswith("libcudart.so."):
+            continue
+        ours = _find(soname, folder) if copies else None
+        ours = os.path.realpath(ours) if ours else None
+        floor = _floor(requirement)
+        wheel = requirement.split(">")[0].split("=")[0].split("<")[0].split(";")[0].strip()
+        for path in copies:
+            if os.path.realpath(path) == ours:
+                continue
+            version = _file_version(path, soname)
+            if floor and version and version < floor:
+                out.append(
+                    "%s: %s %d.%d is already loaded from %s, older than the %d.%d this package needs "
+                    "(its copy%s is not used: the loader shares one library per SONAME); import %s before "
+                    "the package that loaded it, take %s off LD_LIBRARY_PATH, or upgrade that CUDA to %s"
+                    % (_OWNER, soname, version[0], version[1], path, floor[0], floor[1],
+                       " in " + ours if ours else "", _OWNER, os.path.dirname(path), wheel + ">=%d.%d" % floor))
+        if soname.startswith("libcudart.so."):
+            major = soname.split(".so.")[1].split(".")[0]
+            for path, name in names:
+                other = name.split(".so.")[1].split(".")[0] if name.startswith("libcudart.so.") else major
+                if other != major:
+                    out.append(
+                        "%s: a CUDA %s runtime is loaded from %s beside this package's CUDA %s runtime (%s): "
+                        "two CUDA runtimes in one process fail in unrelated places; install the builds of "
+                        "your packages for one CUDA major" % (_OWNER, other, path, major, ours or soname))
+    return out
 
 
 def _missing(soname, err, requirement):
