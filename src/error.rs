@@ -43,6 +43,9 @@ pub(crate) enum Error {
     StableAbi(#[from] Box<crate::audit::torch_abi::StableAbiBroken>),
     #[error(transparent)]
     Variant(#[from] crate::package::variants::VariantError),
+    /// Wrap mode: the archs a wrapped build compiled for.
+    #[error(transparent)]
+    BuiltArchs(#[from] crate::audit::built_archs::ArchsError),
     #[error(transparent)]
     Repair(#[from] crate::package::repair::RepairError),
     /// Wrap mode (`build-backend`): the wrapped backend and the repair of its wheel.
@@ -77,6 +80,7 @@ impl Hint for Error {
             Error::Archive(e) => e.hints(),
             Error::Audit(e) => e.hints(),
             Error::Variant(e) => e.hints(),
+            Error::BuiltArchs(e) => e.hints(),
             Error::Repair(e) => e.hints(),
             Error::Wrap(e) => e.hints(),
             Error::WrapEnv(e) => e.hints(),

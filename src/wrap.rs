@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::audit::built_archs;
 use crate::compile::wrapped::{build_tools, Inner, WrapError};
 use crate::compile::wrapped_env::{self, BuildEnv};
 use crate::config;
@@ -39,14 +40,22 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
         scratch: &dir.join("hooks"),
         env: &p.env,
     };
-    let wheel = inner.build("build_wheel", &dir.join("wheel"), &w.passed)?;
+    let (wheel, nvcc_lines) = inner.build_logged("build_wheel", &dir.join("wheel"), &w.passed)?;
+    // `native` on a builder with no GPU: nvcc only warns and builds its default arch.
+    built_archs::check_native(&w.backend, &nvcc_lines, &p.gencodes)?;
     let settings = RepairSettings::from_tool(&w.tool).with_python(req.python.clone());
-    repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|e| {
+    let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|e| {
         Error::from(WrapError::Repair {
             wheel: wheel.clone(),
             why: e.to_string(),
         })
-    })
+    })?;
+    // What was built against what `archs` asked for (the project's own choice wins).
+    let built = crate::audit::wheel_audit::gpu_code_of_wheel(&repaired)?;
+    if let Some(line) = built_archs::compare(&p.gencodes, &built, &w.backend, &nvcc_lines) {
+        ui::status(&line);
+    }
+    Ok(repaired)
 }
 
 /// Wrap mode's `build_wheel`: the wheel `wrapped_metadata` kept, else a build. Its file name.

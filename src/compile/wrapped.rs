@@ -203,6 +203,16 @@ impl Inner<'_> {
         hook: &str,
         args: &serde_json::Value,
     ) -> Result<Option<serde_json::Value>, WrapError> {
+        Ok(self.call_logged(hook, args)?.0)
+    }
+
+    /// `call`, with the output lines that mention nvcc (its command lines and warnings: what
+    /// `audit::built_archs` reads).
+    fn call_logged(
+        &self,
+        hook: &str,
+        args: &serde_json::Value,
+    ) -> Result<(Option<serde_json::Value>, Vec<String>), WrapError> {
         let spawn_err = |why: String| WrapError::Spawn {
             backend: self.backend.to_string(),
             python: interpreter(self.python),
@@ -227,7 +237,7 @@ impl Inner<'_> {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| spawn_err(e.to_string()))?;
-        let tail = relay(&mut child);
+        let (tail, nvcc_lines) = relay(&mut child);
         let status = child.wait().map_err(|e| spawn_err(e.to_string()))?;
         let answer: Option<serde_json::Value> = std::fs::read_to_string(&out_file)
             .ok()
@@ -243,8 +253,10 @@ impl Inner<'_> {
             return Err(self.failure(hook, &status.to_string(), &tail));
         }
         match answer {
-            Some(a) if a.get("absent").is_some() => Ok(None),
-            Some(mut a) if a.get("result").is_some() => Ok(a.get_mut("result").map(|v| v.take())),
+            Some(a) if a.get("absent").is_some() => Ok((None, nvcc_lines)),
+            Some(mut a) if a.get("result").is_some() => {
+                Ok((a.get_mut("result").map(|v| v.take()), nvcc_lines))
+            }
             _ => Err(self.failure(hook, "no answer", &tail)),
         }
     }
@@ -293,13 +305,22 @@ impl Inner<'_> {
         out: &Path,
         settings: &BTreeMap<String, String>,
     ) -> Result<PathBuf, WrapError> {
+        Ok(self.build_logged(hook, out, settings)?.0)
+    }
+
+    /// `build`, with the output lines that mention nvcc.
+    pub(crate) fn build_logged(
+        &self,
+        hook: &str,
+        out: &Path,
+        settings: &BTreeMap<String, String>,
+    ) -> Result<(PathBuf, Vec<String>), WrapError> {
         let _ = std::fs::create_dir_all(out);
-        let answer = self
-            .call(
-                hook,
-                &serde_json::json!([out.display().to_string(), settings]),
-            )?
-            .unwrap_or_default();
+        let (answer, nvcc_lines) = self.call_logged(
+            hook,
+            &serde_json::json!([out.display().to_string(), settings]),
+        )?;
+        let answer = answer.unwrap_or_default();
         let name = answer.as_str().unwrap_or_default();
         let path = out.join(name);
         if name.is_empty() || name.contains('/') || !path.is_file() {
@@ -310,7 +331,7 @@ impl Inner<'_> {
                 dir: out.to_path_buf(),
             });
         }
-        Ok(path)
+        Ok((path, nvcc_lines))
     }
 }
 
@@ -326,8 +347,8 @@ fn interpreter(python: &PythonInfo) -> PathBuf {
 const TAIL: usize = 400;
 
 /// Copies the child's stdout and stderr to this process's stderr as they come; returns their
-/// last lines.
-fn relay(child: &mut std::process::Child) -> VecDeque<String> {
+/// last lines, and every line that mentions nvcc.
+fn relay(child: &mut std::process::Child) -> (VecDeque<String>, Vec<String>) {
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let mut readers = Vec::new();
     let stdout = child
@@ -350,9 +371,13 @@ fn relay(child: &mut std::process::Child) -> VecDeque<String> {
     }
     drop(tx);
     let mut tail = VecDeque::new();
+    let mut nvcc_lines = Vec::new();
     let mut err = std::io::stderr();
     for line in rx {
         let _ = writeln!(err, "{line}");
+        if line.contains("nvcc") {
+            nvcc_lines.push(line.clone());
+        }
         if tail.len() == TAIL {
             tail.pop_front();
         }
@@ -361,7 +386,7 @@ fn relay(child: &mut std::process::Child) -> VecDeque<String> {
     for r in readers {
         let _ = r.join();
     }
-    tail
+    (tail, nvcc_lines)
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ pub(crate) struct Prepared {
     pub(crate) build_dir: PathBuf,
     /// nvcc's version, for the status line.
     pub(crate) nvcc_version: String,
+    /// The `-gencode` pairs `archs` asked for (handed over as CUDAARCHS and
+    /// TORCH_CUDA_ARCH_LIST), to compare with what was built.
+    pub(crate) gencodes: Vec<crate::plan::arch::Gencode>,
 }
 
 /// Finds the toolchain, makes the toolkit folder in `build-dir/toolkit` and works out the
@@ -88,6 +91,7 @@ pub(crate) fn prepare(
         env: vars,
         build_dir,
         nvcc_version: tc.nvcc.full_version.clone(),
+        gencodes,
     })
 }
 

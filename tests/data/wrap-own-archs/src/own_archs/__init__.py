@@ -1,0 +1,1 @@
+"""A project that picks its own GPU archs."""
