@@ -18,6 +18,7 @@ use crate::libraries::FoundLibrary;
 use crate::plan::arch::{self, Gencode};
 use crate::resolve::{
     ArchReport, Catalogue, Environment, Outcome, Project, Request, Resolution, Target, Whose,
+    WrapView,
 };
 use crate::toolchain::survey::Survey;
 use crate::toolchain::PIP_MAJOR;
@@ -61,8 +62,71 @@ fn render(res: &Resolution) -> String {
         return out;
     };
     environment_section(w, tool, env, res);
-    wheel_section(w, res);
+    match &res.wrapped {
+        Some(view) => wrap_section(w, view),
+        None => wheel_section(w, res),
+    }
     out
+}
+
+/// Wrap mode: the wrapped backend, the environment it gets, what happens to its wheel.
+fn wrap_section(w: &mut String, view: &WrapView) {
+    let s = &view.settings;
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "Wheel: wrap mode: {} builds the project from its own build files, with this environment:",
+        s.backend
+    );
+    match &view.env {
+        Ok(p) => {
+            for (k, v) in &p.env.vars {
+                let _ = writeln!(w, "  {k}={v}");
+            }
+            let _ = writeln!(
+                w,
+                "  (the toolkit folder {} is made at build time from: {})",
+                p.toolkit.root.display(),
+                p.toolkit
+                    .sources
+                    .iter()
+                    .map(|s| s.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(
+                w,
+                "  CUDACXX, CUDA_HOME, CUDA_PATH, CUDAToolkit_ROOT: the toolkit folder {}/toolkit, made when nvcc is installed (an isolated build installs the requirements above); archs and parallelism then",
+                s.tool.build_dir
+            );
+            let _ = writeln!(w, "  here now: {}", why.lines().next().unwrap_or_default());
+        }
+    }
+    let suffix = if s.tool.name_suffix.is_empty() {
+        "keeps the project's name".to_string()
+    } else {
+        format!(
+            "gets the name suffix {:?} when it links CUDA",
+            s.tool.name_suffix
+        )
+    };
+    let _ = writeln!(
+        w,
+        "  then its wheel is repaired: {suffix}; NVIDIA's libraries by SONAME through $ORIGIN RPATHs, Requires-Dist for exactly those (cuda-deps = {:?}); the GPU check in front of each module that links CUDA{}",
+        s.tool.cuda_deps.name(),
+        if s.tool.check_gpu { "" } else { " (off: `check-gpu = false`)" }
+    );
+    if !s.passed.is_empty() {
+        let passed: Vec<String> = s.passed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(
+            w,
+            "  settings passed on to {}: {}",
+            s.backend,
+            passed.join(", ")
+        );
+    }
 }
 
 fn project_section(w: &mut String, res: &Resolution) {
@@ -75,6 +139,13 @@ fn project_section(w: &mut String, res: &Resolution) {
                 c.project.name,
                 c.project.version,
                 c.root.join("pyproject.toml").display()
+            );
+        }
+        Project::Unreadable if res.wrapped.is_some() => {
+            let _ = writeln!(
+                w,
+                "Project: {} (wrap mode: its metadata is the wrapped backend's)",
+                file.display()
             );
         }
         Project::Unreadable => {

@@ -4,8 +4,9 @@ with nothing installed, with NVIDIA's CUDA 13 wheels, and with a system CUDA 12 
 from __future__ import annotations
 
 import re
+import shutil
 
-from conftest import clean_env, copy_example, run, toolkit_home
+from conftest import REPO, clean_env, copy_example, run, toolkit_home
 
 
 def doctor(py, *args, env=None, cwd=None):
@@ -92,3 +93,25 @@ def test_bad_pyproject_is_reported_not_raised(backend_python, tmp_path):
     assert "cannot be read:" in out
     assert "Unknown key `tool.cudawheel.cudaa`" in out and "did you mean `tool.cudawheel.cuda`?" in out
     assert "Wheel: cannot tell until pyproject.toml is fixed" in out
+
+
+def test_a_wrapped_project_is_described_as_one(backend_python, toolkit_python, tmp_path):
+    """Wrap mode: doctor describes the wrapped build (the backend, the environment it gets, the
+    repair) instead of a native build that would fail for want of `[[tool.cudawheel.extension]]`
+    tables. With nvcc here, the variables are the ones the build would set; without, the folder
+    the build will make."""
+    project = tmp_path / "wrap-lto"
+    shutil.copytree(REPO / "tests/data/wrap-lto", project)
+    out = doctor(toolkit_python, project, "-C", "archs=80;90")
+    assert "Wheel: wrap mode: scikit_build_core.build builds the project from its own build files" in out, out
+    folder = project / "build/cudawheel/toolkit"
+    assert f"  CUDACXX={folder}/bin/nvcc\n  CUDA_HOME={folder}\n" in out, out
+    assert "  CUDAARCHS=80-real;90\n" in out and "  TORCH_CUDA_ARCH_LIST=8.0;9.0+PTX\n" in out, out
+    assert 'then its wheel is repaired: gets the name suffix "-cu{major}" when it links CUDA' in out, out
+    assert "cuda-deps = \"extra\"" in out, out
+    assert "tool.cudawheel.extension` is empty" not in out, out
+    assert not folder.exists(), "doctor makes no toolkit folder"
+    # No nvcc in this environment: the folder the build will make, and why the rest waits.
+    bare = doctor(backend_python, project)
+    assert "Wheel: wrap mode: scikit_build_core.build" in bare, bare
+    assert "the toolkit folder build/cudawheel/toolkit, made when nvcc is installed" in bare, bare

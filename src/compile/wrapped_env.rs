@@ -59,9 +59,26 @@ pub(crate) fn prepare(
     python: &PythonInfo,
 ) -> Result<Prepared, EnvError> {
     let tc = toolchain::discover(&w.tool, env, python)?;
+    let p = plan(w, &tc, env, python)?;
+    toolkit_dir::make(&p.toolkit.root, &tc.nvcc, python).map_err(ToolchainError::from)?;
+    Ok(p)
+}
+
+/// The environment a wrapped build gets with the toolchain `tc`, the toolkit folder named but
+/// not made (`prepare` makes it; `doctor` shows it).
+pub(crate) fn plan(
+    w: &Wrapped,
+    tc: &Toolchain,
+    env: &BTreeMap<String, String>,
+    python: &PythonInfo,
+) -> Result<Prepared, EnvError> {
     let build_dir = inside_project(&w.root, &w.tool.build_dir, "tool.cudawheel.build-dir")?;
-    let toolkit = toolkit_dir::make(&build_dir.join("toolkit"), &tc.nvcc, python)
-        .map_err(ToolchainError::from)?;
+    let root = build_dir.join("toolkit");
+    let toolkit = ToolkitDir {
+        nvcc: root.join("bin/nvcc"),
+        sources: toolkit_dir::sources(&tc.nvcc, python),
+        root,
+    };
     let tool = &w.tool;
     let list = tool
         .archs
@@ -73,11 +90,11 @@ pub(crate) fn prepare(
     let launcher_env = tc
         .launcher
         .as_ref()
-        .map(|l| l.environment(&w.root, &build_dir, &identity::full(&tc, python)))
+        .map(|l| l.environment(&w.root, &build_dir, &identity::full(tc, python)))
         .unwrap_or_default();
     let vars = build_env(&EnvInputs {
         toolkit: &toolkit,
-        toolchain: &tc,
+        toolchain: tc,
         archs: arch::build_system_spellings(&gencodes),
         jobs: tool.jobs_or_cores(),
         max_memory: tool.max_memory,

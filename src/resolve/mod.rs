@@ -35,7 +35,7 @@ mod preview;
 mod resolution;
 mod survey;
 
-pub(crate) use resolution::{Outcome, Project, Resolution};
+pub(crate) use resolution::{Outcome, Project, Resolution, WrapView};
 pub(crate) use survey::{ArchReport, Catalogue, Environment, Target, Whose};
 
 /// What every hook gets: the project, the overrides (config settings + environment), and the

@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::compile::wrapped_env::{self, Prepared};
+use crate::config::wrapped::{self as wrap_config, Wrapped};
 use crate::config::{Config, ConfigError, PythonInfo, ToolConfig};
 use crate::error::Error;
 
@@ -50,6 +52,19 @@ pub(crate) struct Resolution {
     pub(crate) environment: Option<Environment>,
     /// The stages 1-5 for the wheel.
     pub(crate) wheel: Outcome<Resolved>,
+    /// Wrap mode (`build-backend` set): the wrapped build instead of stages 2-5 (a report's;
+    /// `None` for a build, which goes to `wrap.rs`).
+    pub(crate) wrapped: Option<WrapView>,
+}
+
+/// What a report says of a wrapped build: the settings and the environment the wrapped
+/// backend would get with the toolchain the survey found (the toolkit folder named, not made).
+#[derive(Debug)]
+pub(crate) struct WrapView {
+    pub(crate) settings: Wrapped,
+    /// The variables, or why they cannot be told yet (no nvcc here: it comes with the build's
+    /// requirements), rendered.
+    pub(crate) env: Result<Prepared, String>,
 }
 
 impl From<Result<Resolved, Stop>> for Outcome<Resolved> {
@@ -83,6 +98,7 @@ impl Resolution {
             tool,
             environment: None,
             wheel,
+            wrapped: None,
         }
     }
 
@@ -97,16 +113,32 @@ impl Resolution {
             Some(Ok(c)) => (Project::Loaded(Box::new(c)), None),
             Some(Err(e)) => (Project::Unreadable, Some(e)),
         };
-        let tool = match &project {
-            Project::Loaded(c) => Ok(c.tool.clone()),
+        // Wrap mode: its `[tool.cudawheel]` are the settings (the project need not have a
+        // `[project]` table, which is the wrapped backend's).
+        let wrap_settings = wrap_config::load(req.source_tree, req.overrides)
+            .ok()
+            .flatten();
+        let tool = match (&wrap_settings, &project) {
+            (Some(s), _) => Ok(s.tool.clone()),
+            (None, Project::Loaded(c)) => Ok(c.tool.clone()),
             _ => ToolConfig::parse(&toml::Table::new(), req.overrides),
         };
-        let with_project = matches!(project, Project::Loaded(_));
+        let with_project = matches!(project, Project::Loaded(_)) && wrap_settings.is_none();
         let environment = tool
             .as_ref()
             .ok()
             .map(|t| Environment::survey(req, t, with_project));
+        let wrapped = wrap_settings.map(|settings| WrapView {
+            env: match environment.as_ref().map(|e| e.toolchain.toolchain()) {
+                Some(Ok(tc)) => wrapped_env::plan(&settings, &tc, &req.overrides.env, req.python)
+                    .map_err(|e| crate::render(&Error::from(e))),
+                Some(Err(e)) => Err(e.to_string()),
+                None => Err("the settings cannot be read (above)".into()),
+            },
+            settings,
+        });
         let wheel = match (&project, unreadable, &environment) {
+            _ if wrapped.is_some() => Outcome::NoProject,
             (_, Some(e), _) => Outcome::Failed(e.into()),
             (Project::Loaded(c), None, Some(env)) => {
                 pipeline::run(req, (**c).clone(), false, Probes::Surveyed(env)).into()
@@ -120,6 +152,7 @@ impl Resolution {
             tool: Some(tool),
             environment,
             wheel,
+            wrapped,
         }
     }
 
