@@ -211,7 +211,7 @@ pub(crate) fn wrapped_sdist(
 fn hook_env(w: &Wrapped, req: &Request<'_>, build_dir: &Path, hook: &str) -> BuildEnv {
     let folder = build_dir.join("toolkit");
     if hook.ends_with("_sdist") {
-        return wrapped_env::planned(&folder);
+        return wrapped_env::planned(&folder, &w.tool);
     }
     match wrapped_env::prepare(w, &req.overrides.env, req.python) {
         Ok(p) => p.env,
@@ -221,7 +221,7 @@ fn hook_env(w: &Wrapped, req: &Request<'_>, build_dir: &Path, hook: &str) -> Bui
                 w.backend,
                 folder.display()
             ));
-            wrapped_env::planned(&folder)
+            wrapped_env::planned(&folder, &w.tool)
         }
     }
 }

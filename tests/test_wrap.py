@@ -303,7 +303,7 @@ def test_hooks_before_the_build_give_a_setup_py_cuda_home(wheelhouse, tmp_path):
     # The pip toolkit and, for setuptools (torch's BuildExtension), ninja.
     assert PIP_TOOLKIT in reqs and "ninja" in reqs, reqs
     assert f"CUDA_HOME names the folder the build will make, {folder}" in proc.stderr, proc.stderr
-    assert f"cuda_home_demo: CUDA_HOME={folder}" in proc.stderr, proc.stderr
+    assert f"cuda_home_demo: CUDA_HOME={folder} CUDAARCHS=90\n" in proc.stderr, proc.stderr
     hooks = ("import cudawheel, json; print(json.dumps([cudawheel.get_requires_for_build_sdist(), "
              "cudawheel.build_sdist('out')]))")
     sdist_reqs, sdist = json.loads(run([py, "-c", hooks], cwd=project, env=env).stdout.splitlines()[-1])

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use super::memory::MemoryLimit;
 use super::schedule::NVCC_ESTIMATE;
 use crate::config::wrapped::Wrapped;
-use crate::config::{inside_project, ConfigError, Cudart, PythonInfo};
+use crate::config::{inside_project, ConfigError, Cudart, PythonInfo, ToolConfig};
 use crate::hint::Hint;
-use crate::plan::arch::{self, ArchError};
+use crate::plan::arch::{self, ArchError, ArchList, ArchSpec, NvccArchs};
 use crate::toolchain::toolkit_dir::{self, ToolkitDir};
 use crate::toolchain::{self, identity, Toolchain, ToolchainError};
 
@@ -80,12 +80,7 @@ pub(crate) fn plan(
         root,
     };
     let tool = &w.tool;
-    let list = tool
-        .archs
-        .as_ref()
-        .or(tool.torch_archs.as_ref())
-        .map(|s| arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin))
-        .transpose()?;
+    let list = arch_list(tool)?;
     let gencodes = arch::gencodes(list.as_ref(), tool.ptx, &tc.arch_info())?;
     let launcher_env = tc
         .launcher
@@ -112,25 +107,63 @@ pub(crate) fn plan(
     })
 }
 
+/// `archs` (else `TORCH_CUDA_ARCH_LIST`'s value) as read, `None` for the defaults.
+fn arch_list(tool: &ToolConfig) -> Result<Option<ArchList>, ArchError> {
+    tool.archs
+        .as_ref()
+        .or(tool.torch_archs.as_ref())
+        .map(|s| arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin))
+        .transpose()
+}
+
 /// The environment of a hook that runs the wrapped backend before the toolkit is installed
 /// (`get_requires_for_build_wheel` under build isolation, where the pip toolkit is what is being
-/// asked for; `build_sdist` on a machine without CUDA): the toolkit variables name the folder
-/// the build will make at `toolkit_root`, which need not exist yet. Enough for build files
-/// that only read them (torch's `CUDAExtension` joins `CUDA_HOME` with `lib64` and raises when
-/// it is unset); the archs need nvcc and come with the build.
-pub(crate) fn planned(toolkit_root: &Path) -> BuildEnv {
+/// asked for; the sdist's hooks, on a machine that may have no CUDA): the toolkit variables
+/// name the folder the build will make at `toolkit_root`, which need not exist yet. Enough for
+/// build files that only read them (torch's `CUDAExtension` joins `CUDA_HOME` with `lib64` and
+/// raises when it is unset). The archs are the pip toolkit's (CUDA 13) spelling of `archs` or
+/// its defaults, unchecked against an nvcc (the build checks them); left out where they need
+/// one (`native`, a list that does not parse).
+pub(crate) fn planned(toolkit_root: &Path, tool: &ToolConfig) -> BuildEnv {
     let root = toolkit_root.display().to_string();
-    BuildEnv {
-        vars: vec![
-            (
-                "CUDACXX".into(),
-                toolkit_root.join("bin/nvcc").display().to_string(),
-            ),
-            ("CUDA_HOME".into(), root.clone()),
-            ("CUDA_PATH".into(), root.clone()),
-            ("CUDAToolkit_ROOT".into(), root),
-        ],
+    let mut vars: Vec<(String, String)> = vec![
+        (
+            "CUDACXX".into(),
+            toolkit_root.join("bin/nvcc").display().to_string(),
+        ),
+        ("CUDA_HOME".into(), root.clone()),
+        ("CUDA_PATH".into(), root.clone()),
+        ("CUDAToolkit_ROOT".into(), root),
+    ];
+    if let Some((cmake, torch)) = planned_archs(tool) {
+        vars.push(("CUDAARCHS".into(), cmake));
+        vars.push(("TORCH_CUDA_ARCH_LIST".into(), torch));
     }
+    BuildEnv { vars }
+}
+
+/// `(CUDAARCHS, TORCH_CUDA_ARCH_LIST)` without an nvcc: the archs named, else CUDA 13's defaults.
+fn planned_archs(tool: &ToolConfig) -> Option<(String, String)> {
+    let list = arch_list(tool).ok()?;
+    let mut supported: Vec<String> = arch::default_archs(toolchain::PIP_MAJOR)
+        .iter()
+        .map(u32::to_string)
+        .collect();
+    for spec in list.iter().flat_map(|l| &l.specs) {
+        match spec {
+            ArchSpec::One(a) => supported.push(format!("{}{}", a.number, a.suffix)),
+            ArchSpec::Native => return None,
+            ArchSpec::All | ArchSpec::AllMajor => {}
+        }
+    }
+    let info = NvccArchs {
+        major: toolchain::PIP_MAJOR,
+        version: toolchain::PIP_MAJOR.to_string(),
+        supported,
+        sbsa: false,
+    };
+    let gencodes = arch::gencodes(list.as_ref(), tool.ptx, &info).ok()?;
+    Some(arch::build_system_spellings(&gencodes))
 }
 
 /// The environment that hands a build system cudawheel's choices.
@@ -255,16 +288,41 @@ mod tests {
         assert_eq!(parallelism(8, Some(1 << 20)), 1);
     }
 
+    fn tool(archs: Option<&str>) -> ToolConfig {
+        let mut table = toml::Table::new();
+        if let Some(a) = archs {
+            table.insert("archs".into(), toml::Value::String(a.into()));
+        }
+        ToolConfig::parse(&table, &Default::default()).unwrap()
+    }
+
+    fn var<'a>(env: &'a BuildEnv, name: &str) -> Option<&'a str> {
+        env.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
     #[test]
     fn a_planned_environment_names_the_folder_the_build_will_make() {
-        let env = planned(Path::new("/p/build/cudawheel/toolkit"));
+        let env = planned(Path::new("/p/build/cudawheel/toolkit"), &tool(Some("90")));
         assert_eq!(
             env.cuda_summary(),
-            "CUDACXX=/p/build/cudawheel/toolkit/bin/nvcc, CUDA_HOME=/p/build/cudawheel/toolkit, CUDAToolkit_ROOT=/p/build/cudawheel/toolkit"
+            "CUDACXX=/p/build/cudawheel/toolkit/bin/nvcc, CUDA_HOME=/p/build/cudawheel/toolkit, CUDAToolkit_ROOT=/p/build/cudawheel/toolkit, CUDAARCHS=90"
         );
-        assert!(env
-            .vars
-            .contains(&("CUDA_PATH".into(), "/p/build/cudawheel/toolkit".into())));
+        assert_eq!(var(&env, "CUDA_PATH"), Some("/p/build/cudawheel/toolkit"));
+        assert_eq!(var(&env, "TORCH_CUDA_ARCH_LIST"), Some("9.0+PTX"));
+        // The defaults: CUDA 13's list, PTX of the highest.
+        let env = planned(Path::new("/tk"), &tool(None));
+        let torch = var(&env, "TORCH_CUDA_ARCH_LIST").unwrap();
+        assert!(
+            torch.starts_with("7.5;8.0;") && torch.ends_with("12.0+PTX"),
+            "{torch}"
+        );
+        // `native` needs the GPU the build runs on: left to the build.
+        let env = planned(Path::new("/tk"), &tool(Some("native")));
+        assert_eq!(var(&env, "CUDAARCHS"), None);
+        assert_eq!(var(&env, "CUDA_HOME"), Some("/tk"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ CUDA_HOME = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
 if CUDA_HOME is None:
     raise OSError("CUDA_HOME environment variable is not set. Please set it to your CUDA install root.")
 LIBRARY_DIRS = [os.path.join(CUDA_HOME, "lib64")]
-print(f"cuda_home_demo: CUDA_HOME={CUDA_HOME}", file=sys.stderr)
+print(f"cuda_home_demo: CUDA_HOME={CUDA_HOME} CUDAARCHS={os.environ.get('CUDAARCHS')}", file=sys.stderr)
 
 
 class NvccBuildExt(build_ext):
