@@ -30,8 +30,10 @@ def wrap_lto(scratch, wheelhouse):
     py = make_venv(work / "v")
     run([py, "-m", "pip", "install", "-q", "-U", "pip"], env=clean_env())
     project = shutil.copytree(DATA / "wrap-lto", work / "p")
+    # `build.verbose` is scikit-build-core's own setting, passed on to it: the compile lines show.
     proc = run([py, "-m", "pip", "wheel", "-v", "--no-deps", "-w", work / "out", project,
-                "--config-settings", "archs=90"], env=clean_env(PIP_FIND_LINKS=wheelhouse), timeout=2400)
+                "--config-settings", "archs=90", "--config-settings", "build.verbose=true"],
+               env=clean_env(PIP_FIND_LINKS=wheelhouse), timeout=2400)
     (whl,) = (work / "out").glob("*.whl")
     return Wheel(whl), proc.stdout + proc.stderr
 
@@ -53,6 +55,8 @@ def test_device_lto_links_through_the_toolkit_folder(wrap_lto, backend_python, t
     assert "libcudart.so.13" in dyn["NEEDED"] and dyn["RPATH"] == ["$ORIGIN/../nvidia/cu13/lib"], dyn
     code = gpu_code(backend_python, wheel.path)["gpu_code"]
     assert [c["sass"] for p, c in code.items() if "_gpu" in p] == [["sm_90"]], code
+    # The device link kept SASS alone, and the build says so against `archs=90` (SASS and PTX).
+    assert "the wheel carries SASS sm_90: the build made no PTX for compute_90" in log, log[-3000:]
 
 
 def test_the_cpu_module_needs_no_nvidia_wheel(wrap_lto, tmp_path):

@@ -102,12 +102,19 @@ pub(crate) fn compare(
         "archs: asked for {}, but the wheel carries {}: {} (they win over CUDAARCHS and TORCH_CUDA_ARCH_LIST)",
         spell(&want),
         spell(&got),
-        source(backend, output, &want)
+        source(backend, output, &want, &got)
     ))
 }
 
 /// Where archs other than the ones asked for came from, as far as the output tells.
-fn source(backend: &str, output: &[String], want: &Sets) -> String {
+fn source(backend: &str, output: &[String], want: &Sets, got: &Sets) -> String {
+    if want.0 == got.0 && got.1.is_subset(&want.1) {
+        let missing: Vec<String> = want.1.difference(&got.1).cloned().collect();
+        return format!(
+            "the build made no PTX for {} (a device link with LTO, `-dlto`, keeps SASS alone; so does a `-gencode` with `code=sm_XX` only), so GPUs newer than the SASS cannot JIT it",
+            missing.join(", ")
+        );
+    }
     let asked_ids: BTreeSet<&str> = want.0.iter().chain(&want.1).map(|a| arch_id(a)).collect();
     let foreign: BTreeSet<String> = output
         .iter()
@@ -221,6 +228,22 @@ mod tests {
         assert!(line.contains("CMAKE_CUDA_ARCHITECTURES"), "{line}");
         assert!(
             line.contains("carries SASS sm_75 and PTX compute_75"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn only_the_ptx_missing_is_put_down_to_the_device_link() {
+        let asked = [g("compute_90", "sm_90"), g("compute_90", "compute_90")];
+        let line = compare(
+            &asked,
+            &built(&["sm_90"], &[]),
+            "scikit_build_core.build",
+            &[],
+        )
+        .unwrap();
+        assert!(
+            line.contains("but the wheel carries SASS sm_90: the build made no PTX for compute_90 (a device link with LTO"),
             "{line}"
         );
     }
