@@ -253,7 +253,7 @@ def test_without_auditwheel_it_is_one_error(backend_python, toolkit, tmp_path):
     assert "hint: pip install auditwheel" in proc.stderr
 
 
-# Issue 40: what links no CUDA keeps no CUDA treatment; the wheel's own versioned libraries.
+# What links no CUDA gets no CUDA treatment; the wheel's own versioned libraries.
 
 EXT_SUFFIX = ".cpython-311-x86_64-linux-gnu.so"
 PY_INCLUDE = None
@@ -430,7 +430,7 @@ def test_versioned_siblings_are_found_and_stored_once(repair_python, toolkit, tm
 
 def test_a_wrapped_build_that_links_no_cuda_keeps_its_name(wheelhouse, tmp_path):
     """Wrap mode (setuptools) of a C extension that links no CUDA: built and repaired, its own
-    name, a manylinux tag, no loader, no helper, no NVIDIA requirement (before issue 40: refused
+    name, a manylinux tag, no loader, no helper, no NVIDIA requirement (before: refused
     with "Cannot tell the CUDA major")."""
     project = tmp_path / "wrap-cpu-ext"
     shutil.copytree(REPO / "tests/data/wrap-cpu-ext", project)
