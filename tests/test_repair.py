@@ -253,7 +253,7 @@ def test_without_auditwheel_it_is_one_error(backend_python, toolkit, tmp_path):
     assert "hint: pip install auditwheel" in proc.stderr
 
 
-# What links no CUDA keeps no CUDA treatment; the wheel's own versioned libraries.
+# What links no CUDA gets no CUDA treatment; the wheel's own versioned libraries.
 
 EXT_SUFFIX = ".cpython-311-x86_64-linux-gnu.so"
 PY_INCLUDE = None

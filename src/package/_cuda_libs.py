@@ -415,7 +415,10 @@ def gpu_verdicts():
 
 def _check_gpus(driver, gpus, paths=None):
     global _verdicts
-    verdicts = _verdicts = _verdicts_for(driver, gpus, paths)
+    verdicts = _verdicts_for(driver, gpus, paths)
+    if paths is None:
+        # What gpu_verdicts() returns: the whole package's (one module's check is a part).
+        _verdicts = verdicts
     bad = [v for v in verdicts if v.verdict in ("no-code", "ptx-driver-too-old")]
     if bad and len(bad) == len(verdicts):
         raise ImportError(bad[0].message)

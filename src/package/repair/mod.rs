@@ -525,7 +525,7 @@ mod tests {
     #[test]
     fn a_wheel_that_links_no_cuda_keeps_its_name_and_gets_no_helper() {
         // A C++ library (libstdc++, libgcc_s, libm: all allowed by the policy), no GPU code:
-        // this used to be RepairError::NoCudaMajor.
+        // before, this was RepairError::NoCudaMajor.
         let dir = tempfile::tempdir().unwrap();
         let wheel = wheel_of(dir.path(), "cxx_so.elf");
         let written = repair_wheel(

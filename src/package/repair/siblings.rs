@@ -1,8 +1,9 @@
 //! The wheel's own shared libraries stored once. A zip has no symlinks, so CMake's chain
 //! `libX.so -> libX.so.0 -> libX.so.0.9.1` arrives as three copies of one file (and again in
 //! every folder it was installed to). Each set of byte-identical `lib*.so*` files keeps one
-//! member: in a folder inside a Python package (the one Python code loads from) over any
-//! other, the name the package's Python code spells out over the linker name `libX.so` (what
+//! member (and one more, under the same name, in each other Python package's folder that held
+//! a copy: its code may load it by path): in a folder inside a Python package (the one Python
+//! code loads from) over any other, the name the package's Python code spells out over the linker name `libX.so` (what
 //! ctypes and `dlopen` by name use) over the SONAME over the rest. The kept file's SONAME
 //! becomes its name and every NEEDED entry that named one of the dropped names names it
 //! (patchelf), so everything that loaded it by a name still finds it; the RPATHs to its folder
@@ -104,13 +105,27 @@ pub(super) fn store_once(
             continue;
         };
         let kept = file_name(&members[keep].path).to_string();
-        for &i in copies.iter().filter(|&&i| i != keep) {
+        // Another Python package's folder keeps its own copy under the kept name (its code may
+        // load it by path); the other names there, and every copy outside packages, go.
+        let own_copy = |i: usize| {
+            let path = &members[i].path;
+            let top = path.split('/').next().unwrap_or("");
+            i == keep
+                || (file_name(path) == kept
+                    && path.contains('/')
+                    && packages.contains(top)
+                    && path.rsplit_once('/').map(|(d, _)| d)
+                        != members[keep].path.rsplit_once('/').map(|(d, _)| d))
+        };
+        for &i in copies.iter().filter(|&&i| !own_copy(i)) {
             dropped.insert(i, keep);
             renamed.insert(file_name(&members[i].path).to_string(), kept.clone());
         }
         if let Some(s) = soname.filter(|s| *s != kept) {
             renamed.insert(s, kept.clone());
-            set_soname.insert(keep, kept);
+            for &i in copies.iter().filter(|&&i| own_copy(i)) {
+                set_soname.insert(i, kept.clone());
+            }
         }
     }
     if dropped.is_empty() {
