@@ -101,7 +101,7 @@ def test_a_wrapped_project_is_described_as_one(backend_python, toolkit_python, t
     tables. With nvcc here, the variables are the ones the build would set; without, the folder
     the build will make."""
     project = tmp_path / "wrap-lto"
-    shutil.copytree(REPO / "tests/data/wrap-lto", project)
+    shutil.copytree(REPO / "tests/data/wrap-lto", project, ignore=shutil.ignore_patterns("build"))
     out = doctor(toolkit_python, project, "-C", "archs=80;90")
     assert "Wheel: wrap mode: scikit_build_core.build builds the project from its own build files" in out, out
     folder = project / "build/cudawheel/toolkit"

@@ -16,9 +16,10 @@ prepare_wrap_lto() {
   local out=$GPU/wrap_lto py312
   py312=${PY312:-$(ls -d "$HOME"/.pyenv/versions/3.12.*/bin/python3 2>/dev/null | tail -n1)}
   [[ -x $py312 ]] || { echo "wrap_lto: needs a CPython 3.12 to build for the GPU machine's (set PY312)" >&2; return 1; }
-  rm -rf "$out"; mkdir -p "$out"
+  rm -rf "$out" "$ROOT/.cache/gpu-wrap-lto"; mkdir -p "$out" "$ROOT/.cache"
+  cp -r tests/data/wrap-lto "$ROOT/.cache/gpu-wrap-lto"   # built outside the repository's tree
   PIP_FIND_LINKS="$ROOT/wheelhouse" "$py312" -m pip wheel -q --no-deps -w "$out" \
-    --config-settings archs=90 tests/data/wrap-lto >&2
+    --config-settings archs=90 "$ROOT/.cache/gpu-wrap-lto" >&2
   "$py312" -m pip download -q --no-deps --only-binary=:all: -d "$out/wheels" "nvidia-cuda-runtime>=13.0,<14"
   ls -l "$out"/*.whl "$out"/wheels >&2
 }
