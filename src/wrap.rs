@@ -43,7 +43,10 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
     let (wheel, nvcc_lines) = inner.build_logged("build_wheel", &dir.join("wheel"), &w.passed)?;
     // `native` on a builder with no GPU: nvcc only warns and builds its default arch.
     built_archs::check_native(&w.backend, &nvcc_lines, &p.gencodes)?;
-    let settings = RepairSettings::from_tool(&w.tool).with_python(req.python.clone());
+    // The build's CUDA major, for GPU code with the static runtime (no libcudart by SONAME).
+    let settings = RepairSettings::from_tool(&w.tool)
+        .with_python(req.python.clone())
+        .with_cuda_major(Some(p.cuda_major));
     let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|e| {
         Error::from(WrapError::Repair {
             wheel: wheel.clone(),

@@ -388,6 +388,15 @@ def test_env_prints_a_toolkit_folder_that_works(toolkit_python, tmp_path):
     wheel_nvcc = Path(str((folder / "bin/nvcc.profile").resolve().parent)) / "nvcc"
     control = run([wheel_nvcc, *dlto, "y"], cwd=tmp_path, check=False)
     assert control.returncode != 0 and "elfLink linker library load error" in control.stderr, control.stderr
+    # `-lcuda` (the driver API, as pyvkfft links it) finds the folder's driver stub: NVIDIA's
+    # wheels ship none. The extension records libcuda.so.1, which the driver provides.
+    (tmp_path / "drv.c").write_text("int cuInit(unsigned);\nint start(void) { return cuInit(0); }\n")
+    link = ["cc", "-shared", "-fPIC", "drv.c", "-o", "libdrv.so", "-lcuda"]
+    run([*link, f"-L{folder}/lib64/stubs"], cwd=tmp_path)
+    assert readelf_dynamic(tmp_path / "libdrv.so")["NEEDED"][0] == "libcuda.so.1"
+    # Control: without the stub's folder, as with the wheels alone.
+    control = run(link, cwd=tmp_path, check=False)
+    assert control.returncode != 0 and "cannot find -lcuda" in control.stderr, control.stderr
     # The shell form is for eval.
     shell = run([toolkit_python, "-m", "cudawheel", "env", "-C", "archs=80;90"], cwd=tmp_path, env=clean_env())
     assert f"export CUDACXX={folder}/bin/nvcc" in shell.stdout.splitlines()

@@ -101,3 +101,16 @@ def test_native_archs_without_a_gpu_is_an_error_with_the_fix(wheelhouse, tmp_pat
         in proc.stderr, proc.stderr[-3000:]
     assert "CMAKE_CUDA_ARCHITECTURES" in proc.stderr.split("cudawheel: error:")[-1], proc.stderr[-2000:]
     assert not list((tmp_path / "out").glob("*.whl"))
+
+
+def test_gpu_code_with_the_static_runtime_takes_the_builds_major(wheelhouse, tmp_path):
+    """A module with GPU code that links the static runtime (cuvec's `CUDA::cudart_static`;
+    here `cudart = "static"`) links no libcudart by SONAME: the repair takes the wrapped build's
+    CUDA major (before: "Cannot tell the CUDA major"), and the wheel requires no runtime wheel."""
+    proc = own_archs_build(wheelhouse, tmp_path, "-C", "cudart=static")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (whl,) = (tmp_path / "out").glob("*.whl")
+    assert whl.name.startswith("own_archs_cu13-0.1.0-"), whl.name
+    wheel = Wheel(whl)
+    assert not [r for r in wheel.field("Requires-Dist") if r.startswith("nvidia-")], wheel.field("Requires-Dist")
+    assert "own_archs/_k.py" in wheel.names, wheel.names

@@ -46,6 +46,9 @@ pub(crate) struct Prepared {
     pub(crate) build_dir: PathBuf,
     /// nvcc's version, for the status line.
     pub(crate) nvcc_version: String,
+    /// nvcc's CUDA major: the repair's, for GPU code that links no libcudart by SONAME (the
+    /// static runtime).
+    pub(crate) cuda_major: u32,
     /// The `-gencode` pairs `archs` asked for (handed over as CUDAARCHS and
     /// TORCH_CUDA_ARCH_LIST), to compare with what was built.
     pub(crate) gencodes: Vec<crate::plan::arch::Gencode>,
@@ -61,6 +64,7 @@ pub(crate) fn prepare(
     let tc = toolchain::discover(&w.tool, env, python)?;
     let p = plan(w, &tc, env, python)?;
     toolkit_dir::make(&p.toolkit.root, &tc.nvcc, python).map_err(ToolchainError::from)?;
+    toolkit_dir::driver_stub(&p.toolkit.root, &tc.host).map_err(ToolchainError::from)?;
     Ok(p)
 }
 
@@ -103,6 +107,7 @@ pub(crate) fn plan(
         env: vars,
         build_dir,
         nvcc_version: tc.nvcc.full_version.clone(),
+        cuda_major: tc.nvcc.major,
         gencodes,
     })
 }

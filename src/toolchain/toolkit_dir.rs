@@ -146,6 +146,57 @@ pub(crate) fn make(
     })
 }
 
+/// `lib64/stubs/libcuda.so`, the driver's link-time stand-in, where the toolkit brings none
+/// (NVIDIA's wheels ship no driver stub; nvcc.profile, CMake's `CUDA::cuda_driver` and
+/// `-lcuda` look there): an empty shared library named `libcuda.so.1`, made with the host
+/// compiler. Linking `-lcuda` into an extension module then records `NEEDED libcuda.so.1`,
+/// which the driver provides at run time; its symbols stay undefined until then (a shared
+/// library may leave them so; an executable that calls the driver API cannot link against it).
+#[allow(clippy::disallowed_methods)] // the host compiler, with an argument vector
+pub(crate) fn driver_stub(
+    root: &Path,
+    host: &super::HostCompiler,
+) -> Result<bool, ToolkitDirError> {
+    let stubs = root.join("lib64/stubs");
+    if stubs.join("libcuda.so").exists() {
+        return Ok(false);
+    }
+    let err = |what: &str| {
+        let (root, what) = (root.to_path_buf(), what.to_string());
+        move |source| ToolkitDirError::Io { root, what, source }
+    };
+    if stubs.symlink_metadata().is_err() {
+        fs::create_dir_all(&stubs).map_err(err("creating lib64/stubs/"))?;
+    }
+    let source = stubs.join("cudawheel-libcuda-stub.c");
+    fs::write(
+        &source,
+        "/* libcuda.so.1's link-time stand-in, made by cudawheel */
+",
+    )
+    .map_err(err("writing the driver stub's source"))?;
+    let out = std::process::Command::new(&host.path)
+        .args(&host.args)
+        .args(["-shared", "-x", "c"])
+        .arg(&source)
+        .args(["-Wl,-soname,libcuda.so.1", "-o"])
+        .arg(stubs.join("libcuda.so"))
+        .output()
+        .map_err(err("running the host compiler for the driver stub"))?;
+    let _ = fs::remove_file(&source);
+    if !out.status.success() {
+        return Err(ToolkitDirError::Io {
+            root: root.to_path_buf(),
+            what: format!(
+                "making the driver stub lib64/stubs/libcuda.so with {}",
+                host.path.display()
+            ),
+            source: io::Error::other(String::from_utf8_lossy(&out.stderr).into_owned()),
+        });
+    }
+    Ok(true)
+}
+
 /// Links every entry of `from` into `to`; where both hold a folder of one name, their
 /// entries are merged one level further (first wins).
 fn merge(from: &Path, to: &Path) -> io::Result<()> {
@@ -373,5 +424,23 @@ mod tests {
             .join("nvvm/lib64/libnvvm.so")
             .symlink_metadata()
             .is_err());
+    }
+
+    #[test]
+    fn a_driver_stub_is_made_where_the_toolkit_has_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("tk");
+        fs::create_dir_all(root.join("lib64")).unwrap();
+        let host = crate::toolchain::HostCompiler {
+            path: PathBuf::from("cc"),
+            args: Vec::new(),
+        };
+        assert!(driver_stub(&root, &host).unwrap());
+        let stub = fs::read(root.join("lib64/stubs/libcuda.so")).unwrap();
+        let report = crate::inspect::elf::parse(Path::new("libcuda.so"), &stub).unwrap();
+        assert_eq!(report.soname.as_deref(), Some("libcuda.so.1"));
+        assert!(!root.join("lib64/stubs/cudawheel-libcuda-stub.c").exists());
+        // Control: a toolkit's own stub (a system toolkit's lib64/stubs) is left alone.
+        assert!(!driver_stub(&root, &host).unwrap());
     }
 }
