@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compile::wrapped::{Inner, WrapError};
+use crate::compile::wrapped::{build_tools, Inner, WrapError};
 use crate::compile::wrapped_env::{self, BuildEnv};
 use crate::config;
 use crate::config::wrapped::Wrapped;
@@ -56,12 +56,7 @@ pub(crate) fn wrapped_wheel(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let stash = metadata_dir.map(|m| m.join(WRAPPED_STASH));
-    let kept = stash
-        .as_ref()
-        .and_then(|s| std::fs::read_dir(s).ok())
-        .and_then(|mut entries| entries.find_map(|e| e.ok().map(|e| e.path())));
-    let wheel = match kept {
+    let wheel = match metadata_dir.and_then(kept_wheel) {
         Some(path) => {
             let out = wheel_dir.join(path.file_name().unwrap_or_default());
             let err = |e: std::io::Error| WrapError::Stash {
@@ -76,6 +71,38 @@ pub(crate) fn wrapped_wheel(
         None => wrapped(w, req, wheel_dir)?,
     };
     Ok(file_name(&wheel))
+}
+
+/// The wheel `wrapped_metadata` kept for the `metadata_directory` `build_wheel` was given:
+/// PEP 517 passes the `.dist-info` folder itself (pip), some frontends the folder it was
+/// written into; the kept wheel must be the one whose `.dist-info` that is.
+fn kept_wheel(metadata_dir: &Path) -> Option<PathBuf> {
+    let dist_info = metadata_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| n.ends_with(".dist-info"));
+    let written_into = match dist_info {
+        Some(_) => metadata_dir.parent()?,
+        None => metadata_dir,
+    };
+    let mut wheels: Vec<PathBuf> = std::fs::read_dir(written_into.join(WRAPPED_STASH))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    wheels.sort();
+    wheels.into_iter().find(|w| match dist_info {
+        Some(name) => wheel_dist_info(w).is_some_and(|d| d == name),
+        None => true,
+    })
+}
+
+/// `name-1.0-cp312-cp312-linux_x86_64.whl` -> `name-1.0.dist-info`.
+fn wheel_dist_info(wheel: &Path) -> Option<String> {
+    let stem = wheel.file_name()?.to_str()?.strip_suffix(".whl")?;
+    let mut parts = stem.split('-');
+    Some(format!("{}-{}.dist-info", parts.next()?, parts.next()?))
 }
 
 /// Wrap mode's `prepare_metadata_for_build_wheel`: the wrapped wheel is built (kept for
@@ -103,7 +130,7 @@ pub(crate) fn wrapped_requires(
     hook: &str,
 ) -> Result<Vec<String>, Error> {
     let build_dir = config::inside_project(&w.root, &w.tool.build_dir, "tool.cudawheel.build-dir")?;
-    let env = BuildEnv::default();
+    let env = hook_env(w, req, &build_dir, hook);
     let inner = Inner {
         backend: &w.backend,
         python: req.python,
@@ -128,6 +155,11 @@ pub(crate) fn wrapped_requires(
             req.python,
         )?);
         reqs.extend(repair::TOOL_REQUIREMENTS.iter().map(|r| r.to_string()));
+        for tool in build_tools(&w.backend) {
+            if !reqs.iter().any(|r| requirement_name(r) == *tool) {
+                reqs.push(tool.to_string());
+            }
+        }
     }
     Ok(reqs)
 }
@@ -138,7 +170,8 @@ pub(crate) fn wrapped_sdist(
     req: &Request<'_>,
     sdist_dir: &Path,
 ) -> Result<String, Error> {
-    let env = BuildEnv::default();
+    let build_dir = config::inside_project(&w.root, &w.tool.build_dir, "tool.cudawheel.build-dir")?;
+    let env = hook_env(w, req, &build_dir, "build_sdist");
     let scratch = tempfile::tempdir().map_err(|e| WrapError::Stash {
         what: "Making a scratch folder in",
         path: std::env::temp_dir(),
@@ -158,8 +191,82 @@ pub(crate) fn wrapped_sdist(
     )?))
 }
 
+/// The environment of a hook that runs the wrapped backend without building a wheel (its
+/// requirements, its sdist): a setup.py runs whole in each, and may read the toolkit's
+/// variables at import. For `get_requires_for_build_wheel`, the build's own environment (and
+/// its toolkit folder) when a toolkit is there; else, before the pip toolkit is installed, the
+/// planned one naming the folder the build will make (`wrapped_env::planned`).
+///
+/// The sdist's hooks always get the planned one: an sdist is made where no CUDA may be, and a
+/// toolkit folder made inside the project could end up in it.
+fn hook_env(w: &Wrapped, req: &Request<'_>, build_dir: &Path, hook: &str) -> BuildEnv {
+    let folder = build_dir.join("toolkit");
+    if hook.ends_with("_sdist") {
+        return wrapped_env::planned(&folder);
+    }
+    match wrapped_env::prepare(w, &req.overrides.env, req.python) {
+        Ok(p) => p.env,
+        Err(_) => {
+            ui::status(&format!(
+                "{hook} of {}: no CUDA toolkit installed yet; CUDA_HOME names the folder the build will make, {}",
+                w.backend,
+                folder.display()
+            ));
+            wrapped_env::planned(&folder)
+        }
+    }
+}
+
+/// `ninja>=1.11` -> `ninja`.
+fn requirement_name(req: &str) -> &str {
+    let end = req
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
+        .unwrap_or(req.len());
+    &req[..end]
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stash_with(dir: &Path, wheels: &[&str]) {
+        let stash = dir.join(WRAPPED_STASH);
+        std::fs::create_dir_all(&stash).unwrap();
+        for w in wheels {
+            std::fs::write(stash.join(w), "").unwrap();
+        }
+    }
+
+    #[test]
+    fn the_kept_wheel_is_found_from_the_dist_info_folder_or_its_parent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let md = tmp.path();
+        let whl = "demo_cu13-0.1.0-cp312-cp312-manylinux_2_28_x86_64.whl";
+        stash_with(md, &[whl]);
+        std::fs::create_dir_all(md.join("demo_cu13-0.1.0.dist-info")).unwrap();
+        // pip (PEP 517): the .dist-info folder prepare_metadata_for_build_wheel made.
+        let found = kept_wheel(&md.join("demo_cu13-0.1.0.dist-info"));
+        assert_eq!(found, Some(md.join(WRAPPED_STASH).join(whl)));
+        // uv: the folder it was written into.
+        assert_eq!(kept_wheel(md), Some(md.join(WRAPPED_STASH).join(whl)));
+        // Another project's .dist-info: built again, not this wheel.
+        assert_eq!(kept_wheel(&md.join("other-0.1.0.dist-info")), None);
+        // Nothing kept.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(kept_wheel(&empty.path().join("demo-0.1.0.dist-info")), None);
+    }
+
+    #[test]
+    fn requirement_names_drop_their_versions_and_markers() {
+        assert_eq!(requirement_name("ninja>=1.11"), "ninja");
+        assert_eq!(requirement_name("ninja"), "ninja");
+        assert_eq!(requirement_name("cuda-toolkit[nvcc]>=13"), "cuda-toolkit");
+        assert_eq!(requirement_name("ninja; sys_platform != 'win32'"), "ninja");
+    }
 }

@@ -16,6 +16,7 @@ linker names CMake looks for, cached in the test cache."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, EXAMPLES, REPO, Wheel, clean_env, make_venv, readelf_dynamic, run
+from conftest import CACHE, EXAMPLES, REPO, Wheel, clean_env, make_venv, readelf_dynamic, run, uv, uv_env
 
 TOOLKIT_SPEC = ["nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14",
                 "nvidia-cufft>=12,<13"]
@@ -250,3 +251,198 @@ def test_without_auditwheel_it_is_one_error(backend_python, toolkit, tmp_path):
     line = _one_error(proc, out)
     assert line.endswith("auditwheel is not installed: `repair` runs it (to graft libraries no wheel provides)"), line
     assert "hint: pip install auditwheel" in proc.stderr
+
+
+# Issue 40: what links no CUDA keeps no CUDA treatment; the wheel's own versioned libraries.
+
+EXT_SUFFIX = ".cpython-311-x86_64-linux-gnu.so"
+PY_INCLUDE = None
+
+
+def _cc(out: Path, source: str, *args) -> Path:
+    """`source` compiled into the shared object `out` (gcc, Python's headers on the path)."""
+    global PY_INCLUDE
+    if PY_INCLUDE is None:
+        PY_INCLUDE = run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"]).stdout.strip()
+    src = out.with_name(out.name.split(".")[0] + ".c")
+    src.write_text(source)
+    run(["gcc", "-shared", "-fPIC", f"-I{PY_INCLUDE}", "-o", out, src, *args])
+    return out
+
+
+def _module(name: str, body: str, methods: str) -> str:
+    """A C extension `name` with `body`'s functions and the method table entries `methods`."""
+    return ("#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n" + body +
+            f"static PyMethodDef M[] = {{{methods} {{NULL, NULL, 0, NULL}}}};\n"
+            f"static struct PyModuleDef m = {{PyModuleDef_HEAD_INIT, \"{name}\", NULL, -1, M}};\n"
+            f"PyMODINIT_FUNC PyInit_{name}(void) {{ return PyModule_Create(&m); }}\n")
+
+
+CPU_MODULE = _module("_cpu", "static PyObject *add(PyObject *s, PyObject *a) { long x, y;\n"
+                     "  if (!PyArg_ParseTuple(a, \"ll\", &x, &y)) return NULL; return PyLong_FromLong(x + y); }\n",
+                     "{\"add\", add, METH_VARARGS, NULL},")
+GPU_MODULE = _module("_gpu", "int cudaRuntimeGetVersion(int *);\n"
+                     "static PyObject *rt(PyObject *s, PyObject *a) { int v = 0; cudaRuntimeGetVersion(&v);\n"
+                     "  return PyLong_FromLong(v); }\n", "{\"runtime\", rt, METH_NOARGS, NULL},")
+
+
+def _zip(wheel: Path, files: dict[str, Path | str]) -> Path:
+    """A wheel of `files` (member -> file or text), its dist-info from the file name."""
+    name, version = wheel.name.split("-")[:2]
+    info = f"{name}-{version}.dist-info"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for member, content in files.items():
+            if isinstance(content, Path):
+                z.write(content, member)
+            else:
+                z.writestr(member, content)
+        z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")
+        z.writestr(f"{info}/RECORD", "")
+    return wheel
+
+
+def test_a_module_that_links_no_cuda_gets_no_gpu_check(repair_python, toolkit, tmp_path):
+    """A CPU-only extension beside a CUDA one: only the CUDA one is wrapped, so on a machine
+    without NVIDIA's wheels the CPU module imports and works; control: the CUDA module's import
+    names the wheel to install."""
+    cpu = _cc(tmp_path / f"_cpu{EXT_SUFFIX}", CPU_MODULE)
+    gpu = _cc(tmp_path / f"_gpu{EXT_SUFFIX}", GPU_MODULE, f"-L{toolkit / 'lib'}", "-l:libcudart.so.13",
+              f"-Wl,-rpath,{toolkit / 'lib'}")
+    wheel = _zip(tmp_path / "mixed-0.1-cp311-cp311-linux_x86_64.whl",
+                 {"mixed/__init__.py": "", f"mixed/_cpu{EXT_SUFFIX}": cpu, f"mixed/_gpu{EXT_SUFFIX}": gpu})
+    out = tmp_path / "out"
+    run([repair_python, "-m", "cudawheel", "repair", wheel, "-w", out], env=clean_env())
+    (fixed,) = out.glob("*.whl")
+    w = Wheel(fixed)
+    assert fixed.name.startswith("mixed_cu13-0.1-cp311-cp311-manylinux_"), fixed.name
+    assert f"mixed/_cpu{EXT_SUFFIX}" in w.names and "mixed/_cpu.py" not in w.names, w.names
+    assert "mixed/_gpu.py" in w.names and f"mixed/_gpu.cudawheel-ext{EXT_SUFFIX}" in w.names, w.names
+    helper = w.read("mixed/_cuda_libs.py").decode()
+    assert 'MODULES = {\n    "mixed._gpu": (("libcudart.so.13",), ()),\n}\n' in helper, helper
+    py = make_venv(tmp_path / "v")
+    run([py, "-m", "pip", "install", "-q", "--no-deps", fixed], env=clean_env())
+    ok = run([py, "-c", "import mixed._cpu as c; print(c.add(2, 3))"], env=clean_env(), cwd=tmp_path)
+    assert ok.stdout.strip() == "5", ok.stdout + ok.stderr
+    bad = run([py, "-c", "import mixed._gpu"], env=clean_env(), cwd=tmp_path, check=False)
+    last = bad.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: mixed: cannot load the CUDA library libcudart.so.13"), bad.stderr
+    assert "pip install 'nvidia-cuda-runtime>=13" in last, last
+
+
+def test_a_wheel_that_links_no_cuda_keeps_its_name(repair_python, tmp_path):
+    """No CUDA at all (a CPU extension that links a library to graft): repaired like any other
+    wheel (manylinux tag, the library grafted) but no -cuNN, no loader, no helper, no NVIDIA
+    requirement, and one line that says so."""
+    lib_dir = tmp_path / "opt/foo/lib"
+    lib_dir.mkdir(parents=True)
+    _cc(lib_dir / "libfoo.so.1", "int foo(void) { return 42; }\n", "-Wl,-soname,libfoo.so.1")
+    source = CPU_MODULE.replace("return PyLong_FromLong(x + y)", "return PyLong_FromLong(x + y + foo() - 42)")
+    cpu = _cc(tmp_path / f"_cpu{EXT_SUFFIX}", "int foo(void);\n" + source, f"-L{lib_dir}", "-l:libfoo.so.1",
+              f"-Wl,-rpath,{lib_dir}")
+    wheel = _zip(tmp_path / "plain-0.1-cp311-cp311-linux_x86_64.whl",
+                 {"plain/__init__.py": "", f"plain/_cpu{EXT_SUFFIX}": cpu})
+    out = tmp_path / "out"
+    proc = run([repair_python, "-m", "cudawheel", "repair", wheel, "-w", out], env=clean_env(), check=False)
+    print(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    (fixed,) = out.glob("*.whl")
+    assert re.fullmatch(r"plain-0\.1-cp311-cp311-manylinux_2_\d+_x86_64\.whl", fixed.name), fixed.name
+    w = Wheel(fixed)
+    w.check_record()
+    assert w.field("Name") == ["plain"] and not w.field("Requires-Dist"), w.metadata()
+    assert not [n for n in w.names if n.endswith(".py") and n != "plain/__init__.py"], w.names
+    assert any(n.startswith("plain.libs/libfoo-") for n in w.names), w.names
+    assert "links no CUDA: plain-0.1 keeps its name (plain)" in proc.stderr, proc.stderr
+    py = make_venv(tmp_path / "v")
+    run([py, "-m", "pip", "install", "-q", fixed], env=clean_env())
+    ok = run([py, "-c", "import plain._cpu as c; print(c.add(2, 3))"], env=clean_env(), cwd=tmp_path)
+    assert ok.stdout.strip() == "5", ok.stdout + ok.stderr
+
+
+SIBLINGS_INIT = """import ctypes, os
+_here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+def load(name):
+    return ctypes.CDLL(os.path.join(_here, f"lib{name}.so"))
+"""
+
+
+def _siblings_wheel(tmp_path: Path, toolkit: Path) -> Path:
+    """Shaped like llama-cpp-python's wheel: libsiba.so.0 and libsibb.so.0 (which needs
+    libsiba.so.0 and a library to graft, libfoo.so.1) built without an RPATH to each other, each
+    stored under its three CMake names (libX.so, libX.so.0, libX.so.0.1.0) in the package's
+    `lib/` and again in a top-level `lib/`; an extension that needs libsibb.so.0 and libcudart;
+    Python that loads `lib{name}.so` with ctypes."""
+    build = tmp_path / "build"
+    foo = tmp_path / "opt/foo/lib"
+    for d in (build, foo):
+        d.mkdir(parents=True)
+    _cc(foo / "libfoo.so.1", "int foo(void) { return 42; }\n", "-Wl,-soname,libfoo.so.1")
+    a = _cc(build / "libsiba.so.0.1.0", "int siba(void) { return 7; }\n", "-Wl,-soname,libsiba.so.0")
+    (build / "libsiba.so.0").symlink_to(a.name)
+    b = _cc(build / "libsibb.so.0.1.0", "int siba(void); int foo(void);\nint sibb(void) { return siba() + foo(); }\n",
+            "-Wl,-soname,libsibb.so.0", f"-L{build}", "-l:libsiba.so.0", f"-L{foo}", "-l:libfoo.so.1",
+            f"-Wl,-rpath,{foo}")
+    (build / "libsibb.so.0").symlink_to(b.name)
+    ext = _cc(build / f"_ext{EXT_SUFFIX}",
+              "int sibb(void);\n" + GPU_MODULE.replace("_gpu", "_ext").replace(
+                  "return PyLong_FromLong(v)", "return PyLong_FromLong(v * 0 + sibb())"),
+              f"-L{build}", "-l:libsibb.so.0", f"-L{toolkit / 'lib'}", "-l:libcudart.so.13",
+              f"-Wl,-rpath,{toolkit / 'lib'}")
+    files: dict[str, Path | str] = {"sib/__init__.py": SIBLINGS_INIT, f"sib/_ext{EXT_SUFFIX}": ext}
+    for folder in ("sib/lib", "lib"):
+        for lib in (a, b):
+            stem = lib.name.split(".so")[0]
+            for name in (f"{stem}.so", f"{stem}.so.0", f"{stem}.so.0.1.0"):
+                files[f"{folder}/{name}"] = lib
+    return _zip(tmp_path / "sib-0.1-cp311-cp311-linux_x86_64.whl", files)
+
+
+def test_versioned_siblings_are_found_and_stored_once(repair_python, toolkit, tmp_path):
+    wheel = _siblings_wheel(tmp_path, toolkit)
+    out = tmp_path / "out"
+    proc = run([repair_python, "-m", "cudawheel", "repair", wheel, "-w", out], env=clean_env(), check=False)
+    print(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    (fixed,) = out.glob("*.whl")
+    w = Wheel(fixed)
+    w.check_record()
+    libs = sorted(n for n in w.names if "/libsib" in n or n.startswith("lib/"))
+    assert libs == ["sib/lib/libsiba.so", "sib/lib/libsibb.so"], w.names
+    assert any(n.startswith("sib.libs/libfoo-") for n in w.names), w.names
+    line = next(ln for ln in proc.stderr.splitlines() if "identical copies" in ln)
+    assert "stored 10 identical copies of the wheel's own libraries once" in line, line
+    assert "kept names: sib/lib/libsiba.so, sib/lib/libsibb.so" in line, line
+    a = readelf_dynamic(w.extract("sib/lib/libsiba.so", tmp_path))
+    b = readelf_dynamic(w.extract("sib/lib/libsibb.so", tmp_path))
+    ext = readelf_dynamic(w.extract(f"sib/_ext.cudawheel-ext{EXT_SUFFIX}", tmp_path))
+    print(a, b, ext)
+    soname = run(["readelf", "-d", tmp_path / "sib/lib/libsibb.so"]).stdout
+    assert "Library soname: [libsibb.so]" in soname, soname
+    assert "libsiba.so" in b["NEEDED"] and "$ORIGIN" in b["RPATH"][0].split(":"), b
+    assert "libsibb.so" in ext["NEEDED"] and "$ORIGIN/lib" in ext["RPATH"][0].split(":"), ext
+    py = make_venv(tmp_path / "v")
+    run([py, "-m", "pip", "install", "-q", fixed], env=clean_env())
+    check = ("import sib, sib._ext\nprint(sib.load('siba').siba(), sib.load('sibb').sibb(), sib._ext.runtime())\n")
+    ok = run([py, "-c", check], env=clean_env(), cwd=tmp_path)
+    assert ok.stdout.split() == ["7", "49", "49"], ok.stdout + ok.stderr
+
+
+def test_a_wrapped_build_that_links_no_cuda_keeps_its_name(wheelhouse, tmp_path):
+    """Wrap mode (setuptools) of a C extension that links no CUDA: built and repaired, its own
+    name, a manylinux tag, no loader, no helper, no NVIDIA requirement (before issue 40: refused
+    with "Cannot tell the CUDA major")."""
+    project = tmp_path / "wrap-cpu-ext"
+    shutil.copytree(REPO / "tests/data/wrap-cpu-ext", project)
+    proc = run([uv(), "build", "--wheel", "-p", sys.executable, "-o", tmp_path / "out", project],
+               env=uv_env(wheelhouse), check=False, timeout=1800)
+    print(proc.stderr[-3000:])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (wheel,) = (tmp_path / "out").glob("*.whl")
+    assert re.fullmatch(r"wrap_cpu_ext-0\.1\.0-cp311-cp311-manylinux_2_\d+_x86_64\.whl", wheel.name), wheel.name
+    w = Wheel(wheel)
+    assert w.field("Name") == ["wrap-cpu-ext"] and not w.field("Requires-Dist"), w.metadata()
+    # setuptools packs the C source too; the extension keeps its place, no loader, no helper.
+    assert sorted(n for n in w.names if not n.startswith("wrap_cpu_ext-")) == [
+        "cpu_ext/__init__.py", "cpu_ext/_add.c", f"cpu_ext/_add{EXT_SUFFIX}"], w.names
+    assert "links no CUDA: wrap_cpu_ext-0.1.0 keeps its name (wrap-cpu-ext)" in proc.stderr

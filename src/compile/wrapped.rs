@@ -59,10 +59,12 @@ pub(crate) enum WrapError {
         module: String,
         package: String,
     },
-    #[error("The wrapped build ({backend}) found no CUDA (\"{line}\"), though cudawheel gave it {given}")]
+    #[error("The wrapped build ({backend}) found no CUDA (\"{line}\") in {hook}, though cudawheel gave it {}", given_text(given))]
     NoCuda {
         backend: String,
+        hook: String,
         line: String,
+        /// `BuildEnv::cuda_summary` of what the hook was given (empty: nothing).
         given: String,
     },
     #[error("The wrapped backend {backend} failed in {hook} ({status}); its output is above{}", last.as_ref().map(|l| format!(", ending: {l}")).unwrap_or_default())]
@@ -105,10 +107,7 @@ impl Hint for WrapError {
             WrapError::BackendMissing { .. } => vec![
                 "the wrapped backend runs in cudawheel's build environment: it must be a build requirement".into(),
             ],
-            WrapError::NoCuda { .. } => vec![
-                "the build files may look for CUDA elsewhere (a fixed path, their own variable): point them at the toolkit folder (`python -m cudawheel env` prints it)".into(),
-                "a CMake project needs `enable_language(CUDA)` or `find_package(CUDAToolkit)`; CMake 3.17 or newer reads CUDACXX and CUDAToolkit_ROOT".into(),
-            ],
+            WrapError::NoCuda { backend, .. } => no_cuda_hints(backend),
             WrapError::Editable { .. } => vec!["build and install the wheel (`pip install .`), or install with the wrapped backend alone for development".into()],
             WrapError::Repair { .. } => vec!["`python -m cudawheel repair WHEEL -w OUT` runs the same repair on that wheel alone".into()],
             WrapError::Stash { .. } => vec!["check that the metadata folder the frontend gave is writable".into()],
@@ -117,6 +116,58 @@ impl Hint for WrapError {
             }
         }
     }
+}
+
+/// What a `NoCuda` message says the hook was given.
+fn given_text(summary: &str) -> String {
+    if summary.is_empty() {
+        "no toolkit variables in this hook".into()
+    } else {
+        summary.to_string()
+    }
+}
+
+/// The kind of build files a backend runs, for hints and requirements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BackendKind {
+    /// setuptools (`setup.py`; torch's `cpp_extension` for CUDA).
+    Setuptools,
+    /// A backend that runs CMake (scikit-build-core, py-build-cmake).
+    CMake,
+    Other,
+}
+
+/// The kind of `backend` (`setuptools.build_meta:__legacy__` is setuptools).
+pub(crate) fn backend_kind(backend: &str) -> BackendKind {
+    let module = backend.split(':').next().unwrap_or(backend);
+    let top = module.split('.').next().unwrap_or(module);
+    match top {
+        "setuptools" => BackendKind::Setuptools,
+        "scikit_build_core" | "py_build_cmake" | "cmake_build_extension" => BackendKind::CMake,
+        _ => BackendKind::Other,
+    }
+}
+
+/// The build tools a wrapped build asks for beside the backend's own requirements: `ninja`
+/// for setuptools, whose CUDA builds are torch's `BuildExtension` (without ninja it compiles
+/// one file after another and `MAX_JOBS` does nothing; a setup.py without torch never runs it).
+/// A CMake backend asks for ninja itself when it needs it.
+pub(crate) fn build_tools(backend: &str) -> &'static [&'static str] {
+    match backend_kind(backend) {
+        BackendKind::Setuptools => &["ninja"],
+        BackendKind::CMake | BackendKind::Other => &[],
+    }
+}
+
+/// The hints of `NoCuda`, for the kind of build files `backend` runs.
+fn no_cuda_hints(backend: &str) -> Vec<String> {
+    let mut out = vec!["the build files may look for CUDA elsewhere (a fixed path, their own variable): point them at the toolkit folder (`python -m cudawheel env` prints it)".to_string()];
+    match backend_kind(backend) {
+        BackendKind::Setuptools => out.push("torch's `cpp_extension` takes the toolkit from `CUDA_HOME` (then `CUDA_PATH`, then nvcc on PATH), which cudawheel sets; a setup.py that finds nvcc its own way (`shutil.which(\"nvcc\")`, a fixed `/usr/local/cuda`) needs to read `CUDA_HOME` instead".into()),
+        BackendKind::CMake => out.push("a CMake project needs `enable_language(CUDA)` or `find_package(CUDAToolkit)`; CMake 3.17 or newer reads CUDACXX and CUDAToolkit_ROOT".into()),
+        BackendKind::Other => {}
+    }
+    out
 }
 
 /// The package that provides a backend's module, for the message (PyPI's name where the two
@@ -205,6 +256,7 @@ impl Inner<'_> {
         {
             return WrapError::NoCuda {
                 backend: self.backend.to_string(),
+                hook: hook.to_string(),
                 line: line.trim().to_string(),
                 given: self.env.cuda_summary(),
             };
@@ -322,5 +374,49 @@ mod tests {
         assert_eq!(package_of("setuptools.build_meta"), "setuptools");
         assert_eq!(package_of("hatchling.build"), "hatchling");
         assert_eq!(package_of("mesonpy"), "meson-python");
+    }
+
+    fn no_cuda(backend: &str, given: &str) -> WrapError {
+        WrapError::NoCuda {
+            backend: backend.into(),
+            hook: "get_requires_for_build_wheel".into(),
+            line: "OSError: CUDA_HOME environment variable is not set.".into(),
+            given: given.into(),
+        }
+    }
+
+    #[test]
+    fn no_cuda_says_what_the_hook_was_given_and_hints_for_its_build_files() {
+        let e = no_cuda("setuptools.build_meta", "CUDA_HOME=/p/tk");
+        assert_eq!(
+            e.to_string(),
+            "The wrapped build (setuptools.build_meta) found no CUDA (\"OSError: CUDA_HOME environment variable is not set.\") in get_requires_for_build_wheel, though cudawheel gave it CUDA_HOME=/p/tk"
+        );
+        let text = e.to_string();
+        assert!(!text.ends_with("gave it "), "{text}");
+        assert!(no_cuda("setuptools.build_meta", "")
+            .to_string()
+            .ends_with("though cudawheel gave it no toolkit variables in this hook"));
+        let hints = e.hints().join("\n");
+        assert!(
+            hints.contains("CUDA_HOME") && hints.contains("torch"),
+            "{hints}"
+        );
+        assert!(!hints.contains("enable_language"), "{hints}");
+        let cmake = no_cuda("scikit_build_core.build", "CUDACXX=/p/tk/bin/nvcc")
+            .hints()
+            .join("\n");
+        assert!(
+            cmake.contains("enable_language(CUDA)") && !cmake.contains("torch"),
+            "{cmake}"
+        );
+    }
+
+    #[test]
+    fn setuptools_builds_ask_for_ninja_and_cmake_backends_do_not() {
+        assert_eq!(build_tools("setuptools.build_meta"), ["ninja"]);
+        assert_eq!(build_tools("setuptools.build_meta:__legacy__"), ["ninja"]);
+        assert!(build_tools("scikit_build_core.build").is_empty());
+        assert!(build_tools("hatchling.build").is_empty());
     }
 }

@@ -91,6 +91,27 @@ pub(crate) fn prepare(
     })
 }
 
+/// The environment of a hook that runs the wrapped backend before the toolkit is installed
+/// (`get_requires_for_build_wheel` under build isolation, where the pip toolkit is what is being
+/// asked for; `build_sdist` on a machine without CUDA): the toolkit variables name the folder
+/// the build will make at `toolkit_root`, which need not exist yet. Enough for build files
+/// that only read them (torch's `CUDAExtension` joins `CUDA_HOME` with `lib64` and raises when
+/// it is unset); the archs need nvcc and come with the build.
+pub(crate) fn planned(toolkit_root: &Path) -> BuildEnv {
+    let root = toolkit_root.display().to_string();
+    BuildEnv {
+        vars: vec![
+            (
+                "CUDACXX".into(),
+                toolkit_root.join("bin/nvcc").display().to_string(),
+            ),
+            ("CUDA_HOME".into(), root.clone()),
+            ("CUDA_PATH".into(), root.clone()),
+            ("CUDAToolkit_ROOT".into(), root),
+        ],
+    }
+}
+
 /// The environment that hands a build system cudawheel's choices.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct BuildEnv {
@@ -211,6 +232,18 @@ mod tests {
         assert_eq!(parallelism(4, Some(64 << 30)), 4);
         assert_eq!(parallelism(16, Some(3 << 30)), 3);
         assert_eq!(parallelism(8, Some(1 << 20)), 1);
+    }
+
+    #[test]
+    fn a_planned_environment_names_the_folder_the_build_will_make() {
+        let env = planned(Path::new("/p/build/cudawheel/toolkit"));
+        assert_eq!(
+            env.cuda_summary(),
+            "CUDACXX=/p/build/cudawheel/toolkit/bin/nvcc, CUDA_HOME=/p/build/cudawheel/toolkit, CUDAToolkit_ROOT=/p/build/cudawheel/toolkit"
+        );
+        assert!(env
+            .vars
+            .contains(&("CUDA_PATH".into(), "/p/build/cudawheel/toolkit".into())));
     }
 
     #[test]

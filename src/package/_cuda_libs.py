@@ -52,6 +52,13 @@ SHARED_LIBRARIES = {
 #: (distribution, extra) that brings NVIDIA's wheels when they are an extra (`cuda-deps = "extra"`).
 CUDA_EXTRA = None  # @CUDA_EXTRA@
 
+#: Each extension module a repaired wheel wraps: its name -> (the SONAMEs of ``LIBRARIES`` it
+#: links, the ``GPU_CODE`` entries it carries), both through the wheel's own libraries it loads.
+#: ``preload(module)`` checks and loads only those; a module with neither is not wrapped at all.
+MODULES = {
+    # @MODULES@
+}
+
 #: GPU code of each built ELF file of this package, read back from its fatbin by cudawheel:
 #: SASS and PTX archs, the PTX ISA version and the CUDA version a driver needs to JIT that PTX.
 GPU_CODE = {
@@ -70,6 +77,8 @@ class GpuCodeWarning(UserWarning):
 
 _SKIP = "(set CUDAWHEEL_SKIP_GPU_CHECK=1 to import without this check)"
 _loaded = []
+_done = set()
+_handles = []
 _lock = threading.RLock()
 _verdicts = None
 
@@ -335,12 +344,14 @@ def _runs(arch, cc):
     return (major, minor) <= cc
 
 
-def _verdict(index, name, cc, driver):
+def _verdict(index, name, cc, driver, paths=None):
     sm = "sm_%d%d" % cc
     device = "GPU %d (%s, %s)" % (index, name, sm)
     worst, message = "sass", ""
     order = ("sass", "ptx-jit", "ptx-driver-too-old", "no-code")
     for path, g in sorted(GPU_CODE.items()):
+        if paths is not None and path not in paths:
+            continue
         if any(_runs(a, cc) for a in g["sass"]):
             continue
         ptx = [a for a in g["ptx"] if _runs(a, cc)]
@@ -375,12 +386,13 @@ def _verdict(index, name, cc, driver):
     return GpuVerdict(index, name, sm, worst, message)
 
 
-def _verdicts_for(driver, gpus):
+def _verdicts_for(driver, gpus, paths=None):
     """One GpuVerdict per GPU of `gpus` (NVML's list) that CUDA would use, numbered as CUDA
-    numbers them ([] without a driver, GPU code, or when CUDA_VISIBLE_DEVICES cannot be mapped)."""
-    if driver is None or not gpus or not GPU_CODE:
+    numbers them ([] without a driver, GPU code, or when CUDA_VISIBLE_DEVICES cannot be mapped).
+    `paths`: only these entries of GPU_CODE (one module's), else all."""
+    if driver is None or not gpus or not GPU_CODE or (paths is not None and not paths):
         return []
-    return [_verdict(n, gpus[i][0], gpus[i][1], driver) for n, i in enumerate(_visible(gpus) or [])]
+    return [_verdict(n, gpus[i][0], gpus[i][1], driver, paths) for n, i in enumerate(_visible(gpus) or [])]
 
 
 def gpu_verdicts():
@@ -394,9 +406,9 @@ def gpu_verdicts():
         return list(_verdicts)
 
 
-def _check_gpus(driver, gpus):
+def _check_gpus(driver, gpus, paths=None):
     global _verdicts
-    verdicts = _verdicts = _verdicts_for(driver, gpus)
+    verdicts = _verdicts = _verdicts_for(driver, gpus, paths)
     bad = [v for v in verdicts if v.verdict in ("no-code", "ptx-driver-too-old")]
     if bad and len(bad) == len(verdicts):
         raise ImportError(bad[0].message)
@@ -416,28 +428,37 @@ def _find(soname, folder):
     return None
 
 
-def preload():
+def preload(module=None):
     """Checks the driver and the GPUs (unless CUDAWHEEL_SKIP_GPU_CHECK=1), then loads the
     libraries; raises ImportError saying what to do. Every extension of this package calls it
-    on import; safe to call from several threads and more than once: the work is done once."""
+    on import; safe to call from several threads and more than once: the work is done once.
+    `module` (an extension of ``MODULES``): only what that module links and carries."""
     with _lock:
-        if _loaded:
+        if _loaded or module in _done:
             return
+        wanted = MODULES.get(module) if module is not None else None
+        sonames, paths = wanted if wanted is not None else (None, None)
         if not _skipped():
             driver, gpus = _probe()
             if driver is not None:
                 problem = driver_problem(driver)
                 if problem:
                     raise ImportError(problem)
-                _check_gpus(driver, gpus)
+                _check_gpus(driver, gpus, paths)
         handles = []
         for soname, folder, requirement in LIBRARIES:
+            if sonames is not None and soname not in sonames:
+                continue
             path = _find(soname, folder)
             try:
                 handles.append(ctypes.CDLL(path or soname, mode=ctypes.RTLD_GLOBAL))
             except OSError as err:
                 raise ImportError(_missing(soname, err, requirement)) from None
-        _loaded.extend(handles or [None])
+        if wanted is None:
+            _loaded.extend(handles or [None])
+        else:
+            _handles.extend(handles)
+            _done.add(module)
 
 
 def _missing(soname, err, requirement):

@@ -125,6 +125,31 @@ pub(crate) fn with_loads(
     });
     text.replace("    # @SHARED_LIBRARIES@\n", &table)
         .replace("None  # @CUDA_EXTRA@", &extra)
+        .replace("    # @MODULES@\n", "")
+}
+
+/// One extension module a repaired wheel wraps: its dotted name, the SONAMEs it links and the
+/// GPU code entries it carries (through the wheel's own libraries it loads).
+pub(crate) struct Module {
+    pub(crate) name: String,
+    pub(crate) sonames: Vec<String>,
+    pub(crate) code: Vec<String>,
+}
+
+/// Fills `MODULES` (repair's per-module preloads); before `with_loads`, which empties it.
+pub(crate) fn with_modules(text: &str, modules: &[Module]) -> String {
+    let table: String = modules
+        .iter()
+        .map(|m| {
+            format!(
+                "    {}: ({}, {}),\n",
+                py_str(&m.name),
+                py_tuple(&m.sonames),
+                py_tuple(&m.code)
+            )
+        })
+        .collect();
+    text.replace("    # @MODULES@\n", &table)
 }
 
 const TORCH_FIRST: &str = "# torch first: it loads its own libraries and the CUDA libraries it pins.\nimport torch  # noqa: F401\n\n";
@@ -206,6 +231,22 @@ mod tests {
         );
         assert!(filled.contains("CUDA_EXTRA = (\"jax-ffi-example-cuda13x\", \"cuda_pip\")\n"));
         assert!(!filled.contains('@'), "{filled}");
+        assert!(filled.contains("MODULES = {\n}\n"), "{filled}");
+        let modules = with_modules(
+            &text,
+            &[Module {
+                name: "pkg._gpu".into(),
+                sonames: vec!["libcudart.so.13".into()],
+                code: vec!["pkg/_gpu.so".into()],
+            }],
+        );
+        let modules = with_loads(&modules, &[], None);
+        assert!(
+            modules.contains(
+                "MODULES = {\n    \"pkg._gpu\": ((\"libcudart.so.13\",), (\"pkg/_gpu.so\",)),\n}\n"
+            ),
+            "{modules}"
+        );
         let plain = with_loads(&text, &[], None);
         assert!(
             plain.contains("SHARED_LIBRARIES = {\n}\n") && plain.contains("CUDA_EXTRA = None\n")

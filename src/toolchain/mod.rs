@@ -358,6 +358,15 @@ pub(crate) fn choose_nvcc_with(
                 probes.push(format!("{} ({label}): not found", path.display()));
                 continue;
             }
+            if toolkit_dir::made_by_cudawheel(&path) {
+                let why = format!(
+                    "{} ({label}): a toolkit folder cudawheel made, not a system toolkit",
+                    path.display()
+                );
+                say_skipped(&path, &why);
+                probes.push(why);
+                continue;
+            }
             let nvcc = probe(&path, NvccOrigin::System(label.clone()))?;
             match want {
                 CudaChoice::Major(m) if m != nvcc.major => {
@@ -396,6 +405,16 @@ pub(crate) fn choose_nvcc_with(
         probes,
         pip_possible: false,
     })
+}
+
+/// Says once per process that discovery skipped `path` (discovery runs more than once a hook).
+fn say_skipped(path: &Path, why: &str) {
+    static SAID: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|p| p == path) {
+        said.push(path.to_path_buf());
+        crate::ui::status(&format!("skipped {why}"));
+    }
 }
 
 /// The CUDA major a build will use, without needing the pip toolkit installed yet.
@@ -700,5 +719,69 @@ mod tests {
         let text = "Cuda compilation tools, release 11.8, V11.8.89\n";
         assert_eq!(parse_nvcc_version(text), Some((11, 8, "11.8.89".into())));
         assert_eq!(parse_nvcc_version("garbage"), None);
+    }
+
+    /// A toolkit-like folder at `root` with an executable `bin/nvcc`.
+    fn fake_toolkit(root: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        let nvcc = root.join("bin/nvcc");
+        std::fs::write(&nvcc, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755)).unwrap();
+        nvcc
+    }
+
+    #[test]
+    fn a_toolkit_folder_cudawheel_made_is_never_a_system_toolkit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ours = tmp.path().join("proj/build/cudawheel/toolkit");
+        let nvcc = fake_toolkit(&ours);
+        std::fs::write(ours.join(toolkit_dir::MARKER), "").unwrap();
+        // What `eval "$(python -m cudawheel env)"` leaves in the environment.
+        let env: Env = [
+            ("CUDACXX", nvcc.display().to_string()),
+            ("CUDA_HOME", ours.display().to_string()),
+            ("CUDA_PATH", ours.display().to_string()),
+            (
+                "PATH",
+                format!("{}:/nonexistent", ours.join("bin").display()),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let tool = ToolConfig::parse(&toml::Table::new(), &Default::default()).unwrap();
+        let python = PythonInfo::for_tests(tmp.path());
+        let probed = std::cell::RefCell::new(Vec::<PathBuf>::new());
+        let mut probe = |path: &Path, origin: NvccOrigin| -> Result<Nvcc, ToolchainError> {
+            probed.borrow_mut().push(path.to_path_buf());
+            Ok(Nvcc {
+                path: path.to_path_buf(),
+                root: path.parent().and_then(Path::parent).unwrap().to_path_buf(),
+                major: 13,
+                minor: 0,
+                full_version: "13.0.88".into(),
+                origin,
+                archs: Vec::new(),
+            })
+        };
+        let chosen = choose_nvcc_with(&tool, &env, &python, &mut probe).unwrap();
+        // Unless a real system toolkit is installed in /usr/local/cuda, the build asks PyPI.
+        assert!(chosen.is_none_or(|n| n.path.starts_with("/usr/local/cuda")));
+        assert!(
+            !probed.borrow().iter().any(|p| p.starts_with(&ours)),
+            "{probed:?}"
+        );
+        assert_eq!(
+            toolkit_request_for(None).extras,
+            vec!["nvcc", "cccl", "cudart"]
+        );
+        // Control: the same folder without the marker (a toolkit installed there) is taken.
+        std::fs::remove_file(ours.join(toolkit_dir::MARKER)).unwrap();
+        let chosen = choose_nvcc_with(&tool, &env, &python, &mut probe).unwrap();
+        assert_eq!(
+            chosen.map(|n| n.origin),
+            Some(NvccOrigin::System("CUDACXX".into()))
+        );
     }
 }

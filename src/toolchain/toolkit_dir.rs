@@ -10,6 +10,15 @@
 //! real file is what makes both see this folder as the toolkit's root. Then CMake's
 //! `enable_language(CUDA)` and `find_package(CUDAToolkit)` (`CUDA::cudart`, `CUDA::cufft`) and
 //! torch's `CUDA_HOME` work as with an installed toolkit.
+//!
+//! NVIDIA's CUDA 13 wheels keep libnvvm beside the other libraries (`nvidia/cu13/lib/
+//! libnvvm.so.4`, from `nvidia-nvvm`), where an installed toolkit has `nvvm/lib64/libnvvm.so`;
+//! nvlink loads that path from the toolkit root for a device link-time optimisation (`-dlto`),
+//! so the folder names it there too (`nvvm_lib`).
+//!
+//! Every folder made holds a marker file (`MARKER`): discovery never takes a folder cudawheel
+//! made for a system toolkit (`made_by_cudawheel`), so the environment `python -m cudawheel
+//! env` prints does not turn the next build's own folder into its nvcc.
 
 use std::fs;
 use std::io;
@@ -27,6 +36,14 @@ const PARTS: &[(&str, &str)] = &[
     ("lib64", "lib64"),
     ("lib", "lib64"),
 ];
+
+/// The file in every toolkit folder cudawheel makes.
+pub(crate) const MARKER: &str = ".cudawheel-toolkit";
+
+/// Whether `path` (an nvcc, a toolkit root) lies in a toolkit folder cudawheel made.
+pub(crate) fn made_by_cudawheel(path: &Path) -> bool {
+    path.ancestors().any(|dir| dir.join(MARKER).is_file())
+}
 
 /// A toolkit folder that was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +131,12 @@ pub(crate) fn make(
         }
     }
     linker_names(&root.join("lib64")).map_err(err("adding the linker names".into()))?;
+    nvvm_lib(root).map_err(err("linking nvvm/lib64/libnvvm.so".into()))?;
+    fs::write(
+        root.join(MARKER),
+        "A CUDA toolkit folder made by cudawheel: never taken for a system toolkit.\n",
+    )
+    .map_err(err(format!("writing {MARKER}")))?;
     let nvcc_path = root.join("bin/nvcc");
     real_nvcc(&nvcc.path, &nvcc_path).map_err(err(format!("placing {}", nvcc.path.display())))?;
     Ok(ToolkitDir {
@@ -170,6 +193,29 @@ fn linker_names(lib: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `nvvm/lib64/libnvvm.so` (and its versioned name) -> the libnvvm in `lib64/`, where NVIDIA's
+/// CUDA 13 wheels keep it, unless a toolkit's own `nvvm/lib64` was merged in.
+fn nvvm_lib(root: &Path) -> io::Result<()> {
+    let dir = root.join("nvvm/lib64");
+    if dir.symlink_metadata().is_ok() {
+        return Ok(());
+    }
+    let mut found: Vec<String> = fs::read_dir(root.join("lib64"))?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.starts_with("libnvvm.so.") && linker_name(n).is_some())
+        .collect();
+    // The shortest versioned name (`libnvvm.so.4`): the SONAME.
+    found.sort_by_key(|n| (n.len(), n.clone()));
+    let Some(versioned) = found.first() else {
+        return Ok(());
+    };
+    fs::create_dir(&dir)?;
+    let target = Path::new("../../lib64").join(versioned);
+    symlink(&target, dir.join(versioned))?;
+    symlink(&target, dir.join("libnvvm.so"))
 }
 
 /// `libcudart.so.13` -> `libcudart.so`; `None` for a name that is not `lib*.so.<digits>...`.
@@ -283,5 +329,49 @@ mod tests {
         make(root, &nvcc_at(&cu), &python).unwrap();
         assert!(root.join("lib64/libcudart.so").exists());
         assert!(root.join("lib64/libcufft.so").symlink_metadata().is_err());
+    }
+
+    #[test]
+    fn libnvvm_is_where_nvlink_loads_it_and_the_folder_is_marked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("site");
+        let cu = fake_wheel(&site);
+        // nvidia-nvvm's CUDA 13 layout: beside the other libraries, libdevice under nvvm/.
+        fs::write(cu.join("lib/libnvvm.so.4"), "nvvm").unwrap();
+        fs::create_dir_all(cu.join("nvvm/libdevice")).unwrap();
+        fs::write(cu.join("nvvm/libdevice/libdevice.10.bc"), "").unwrap();
+        let mut python = PythonInfo::for_tests(tmp.path());
+        python.sys_path = vec![site.clone()];
+        let dir = make(&tmp.path().join("tk"), &nvcc_at(&cu), &python).unwrap();
+        let root = &dir.root;
+        // nvlink -dlto opens `<root>/nvvm/lib64/libnvvm.so`; CMake's CUDA::nvvm the same folder.
+        for name in ["nvvm/lib64/libnvvm.so", "nvvm/lib64/libnvvm.so.4"] {
+            assert_eq!(
+                fs::read_to_string(root.join(name)).unwrap(),
+                "nvvm",
+                "{name}"
+            );
+        }
+        assert!(root.join("nvvm/libdevice/libdevice.10.bc").exists());
+        assert!(root.join("nvvm/bin").is_dir());
+        assert!(root.join(MARKER).is_file());
+        assert!(made_by_cudawheel(&root.join("bin/nvcc")));
+        assert!(made_by_cudawheel(root));
+        assert!(!made_by_cudawheel(&cu.join("bin/nvcc")));
+        // A toolkit whose own nvvm/lib64 holds libnvvm keeps it.
+        let installed = tmp.path().join("cuda");
+        fs::create_dir_all(installed.join("bin")).unwrap();
+        fs::create_dir_all(installed.join("nvvm/lib64")).unwrap();
+        fs::write(installed.join("bin/nvcc"), "").unwrap();
+        fs::write(installed.join("nvvm/lib64/libnvvm.so.4"), "own").unwrap();
+        let python = PythonInfo::for_tests(tmp.path());
+        let dir = make(&tmp.path().join("tk2"), &nvcc_at(&installed), &python).unwrap();
+        let lib = dir.root.join("nvvm/lib64/libnvvm.so.4");
+        assert_eq!(fs::read_to_string(lib).unwrap(), "own");
+        assert!(dir
+            .root
+            .join("nvvm/lib64/libnvvm.so")
+            .symlink_metadata()
+            .is_err());
     }
 }

@@ -28,6 +28,10 @@ pub(super) struct Extension {
     pub(super) loader: String,
     /// `pkg/mod.py`
     pub(super) loader_path: String,
+    /// `pkg.mod`
+    pub(super) module: String,
+    /// What it links and carries, itself and through the wheel's own libraries.
+    pub(super) reach: Reach,
 }
 
 /// `mod.cpython-311-x86_64-linux-gnu.so` -> (`mod`, `.cpython-311-x86_64-linux-gnu.so`).
@@ -74,16 +78,87 @@ fn extension_members(members: &[Member]) -> Vec<(&Member, String, String)> {
     out
 }
 
-/// With the GPU check on, the loader of each extension module.
+/// What an ELF links and carries, itself and through the wheel's own libraries it loads
+/// (NEEDED, followed by SONAME or file name among the wheel's ELFs): the NVIDIA SONAMEs (in
+/// NEEDED order) and the members with GPU code.
+#[derive(Debug, Default, Clone)]
+pub(super) struct Reach {
+    pub(super) nvidia: Vec<String>,
+    pub(super) code: Vec<String>,
+}
+
+impl Reach {
+    fn is_empty(&self) -> bool {
+        self.nvidia.is_empty() && self.code.is_empty()
+    }
+}
+
+/// The reach of the ELF at `start` (`gpu`: the members with GPU code).
+fn reach(
+    start: &str,
+    reports: &BTreeMap<String, ElfReport>,
+    gpu: &BTreeMap<String, GpuCode>,
+    needs: &Needs,
+) -> Reach {
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (path, r) in reports {
+        let file = path.rsplit('/').next().unwrap_or(path);
+        for name in [r.soname.as_deref(), Some(file)].into_iter().flatten() {
+            by_name.entry(name).or_default().push(path);
+        }
+    }
+    let mut out = Reach::default();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![start];
+    while let Some(path) = todo.pop() {
+        if !seen.insert(path) {
+            continue;
+        }
+        if gpu.contains_key(path) {
+            out.code.push(path.to_string());
+        }
+        for lib in reports.get(path).map_or(&[][..], |r| &r.needed[..]) {
+            if needs.nvidia.contains_key(lib) && !out.nvidia.contains(lib) {
+                out.nvidia.push(lib.clone());
+            }
+            todo.extend(by_name.get(lib.as_str()).into_iter().flatten());
+        }
+    }
+    out.code.sort();
+    out
+}
+
+/// The members with GPU code, and what it is.
+pub(super) fn gpu_members(members: &[Member]) -> BTreeMap<String, GpuCode> {
+    members
+        .iter()
+        .filter(|m| m.is_elf())
+        .filter_map(|m| {
+            let code = crate::inspect::fatbin::gpu_code(&m.bytes);
+            (!code.is_empty()).then(|| (m.path.clone(), code))
+        })
+        .collect()
+}
+
+/// With the GPU check on, the loader of each extension module that links or carries CUDA
+/// (itself or through the wheel's own libraries it loads); a module with neither stays as it
+/// is. Each extension's module name and reach, for its helper's `MODULES`.
 pub(super) fn extensions(
     members: &[Member],
+    reports: &BTreeMap<String, ElfReport>,
+    needs: &Needs,
     settings: &RepairSettings,
 ) -> Result<Vec<Extension>, RepairError> {
-    if !settings.check_gpu {
+    if !settings.check_gpu || !needs.links_cuda() {
         return Ok(Vec::new());
     }
+    let gpu = gpu_members(members);
     let mut out = Vec::new();
     for (m, dotted, suffix) in extension_members(members) {
+        let reached = reach(&m.path, reports, &gpu, needs);
+        if reached.is_empty() {
+            continue;
+        }
         let (dir, file) = m
             .path
             .rsplit_once('/')
@@ -112,29 +187,57 @@ pub(super) fn extensions(
                 .replace("@HELPER@", &helper)
                 .replace("@REAL@", &real_file),
             loader_path,
+            module: dotted,
+            reach: reached,
         });
     }
     Ok(out)
 }
 
-/// One helper's libraries to preload and the GPU code of its package's ELFs.
-type HelperData = (Vec<Preload>, Vec<(String, GpuCode)>);
+/// One helper's libraries to preload, the GPU code of its package's ELFs, its modules.
+type HelperData = (
+    Vec<Preload>,
+    Vec<(String, GpuCode)>,
+    Vec<import_helper::Module>,
+);
 
-/// `_cuda_libs.py` for every package (or top-level module) with an extension or ELF: the
-/// NVIDIA libraries its ELFs need, the GPU code they carry.
+/// `_cuda_libs.py` for every package (or top-level module) whose ELFs link or carry CUDA: the
+/// NVIDIA libraries its ELFs need, the GPU code they carry, and per wrapped extension what
+/// that module itself reaches (`MODULES`). None for a wheel that links no CUDA.
 pub(super) fn helpers(
     members: &[Member],
     reports: &BTreeMap<String, ElfReport>,
     needs: &Needs,
     settings: &RepairSettings,
-    dist: &str,
+    (dist, extensions): (&str, &[Extension]),
 ) -> Vec<(String, String)> {
-    let requirements: BTreeMap<String, String> = needs
-        .nvidia
-        .iter()
-        .map(|(soname, n)| (soname.clone(), n.provider.requirement()))
-        .collect();
+    let Some(major) = needs.major else {
+        return Vec::new();
+    };
+    let preload = |lib: &String| {
+        needs.nvidia.get(lib).map(|n| Preload {
+            soname: lib.clone(),
+            site_dir: n.site_dir.clone(),
+            requirement: n.provider.requirement(),
+        })
+    };
+    let gpu = gpu_members(members);
     let mut by_helper: BTreeMap<String, HelperData> = BTreeMap::new();
+    let add = |data: &mut HelperData, libs: &mut dyn Iterator<Item = &String>, code: &[String]| {
+        for p in libs.filter_map(preload) {
+            if !data.0.contains(&p) {
+                data.0.push(p);
+            }
+        }
+        for path in code {
+            if let Some(c) = gpu
+                .get(path)
+                .filter(|_| !data.1.iter().any(|(p, _)| p == path))
+            {
+                data.1.push((path.clone(), c.clone()));
+            }
+        }
+    };
     for m in members.iter().filter(|m| reports.contains_key(&m.path)) {
         if m.path.contains(".libs/")
             || m.path
@@ -144,32 +247,33 @@ pub(super) fn helpers(
         {
             continue;
         }
-        let (libs, gpus) = by_helper.entry(helper_path(&m.path)).or_default();
-        for lib in &reports[&m.path].needed {
-            let (Some(n), Some(req)) = (needs.nvidia.get(lib), requirements.get(lib)) else {
-                continue;
-            };
-            let p = Preload {
-                soname: lib.clone(),
-                site_dir: n.site_dir.clone(),
-                requirement: req.clone(),
-            };
-            if !libs.contains(&p) {
-                libs.push(p);
-            }
-        }
-        let code = crate::inspect::fatbin::gpu_code(&m.bytes);
-        if !code.is_empty() {
-            gpus.push((m.path.clone(), code));
-        }
+        let data = by_helper.entry(helper_path(&m.path)).or_default();
+        let code: Vec<String> = gpu
+            .contains_key(&m.path)
+            .then(|| m.path.clone())
+            .into_iter()
+            .collect();
+        add(data, &mut reports[&m.path].needed.iter(), &code);
     }
-    let cuda = (needs.major, needs.cudart_minor());
+    for ext in extensions {
+        let data = by_helper.entry(helper_path(&ext.member)).or_default();
+        add(data, &mut ext.reach.nvidia.iter(), &ext.reach.code);
+        data.2.push(import_helper::Module {
+            name: ext.module.clone(),
+            sonames: ext.reach.nvidia.clone(),
+            code: ext.reach.code.clone(),
+        });
+    }
+    let cuda = (major, needs.cudart_minor());
     let floors = crate::plan::driver_floors::floors(cuda.0, cuda.1, &[]);
     let extra = (settings.cuda_deps == crate::config::CudaDeps::Extra)
         .then_some(settings.cuda_extra.as_str());
     by_helper
         .into_iter()
-        .map(|(path, (mut libs, gpus))| {
+        .filter(|(_, (libs, gpus, modules))| {
+            !(libs.is_empty() && gpus.is_empty() && modules.is_empty())
+        })
+        .map(|(path, (mut libs, gpus, modules))| {
             libs.sort_by_key(|l| !l.soname.starts_with("libcudart."));
             let text = import_helper::render(&import_helper::Helper {
                 libs: &libs,
@@ -181,6 +285,7 @@ pub(super) fn helpers(
                 gpus: &gpus,
                 floors: &floors,
             });
+            let text = import_helper::with_modules(&text, &modules);
             let text = import_helper::with_loads(&text, &[], extra.map(|e| (dist, e)));
             (path, text)
         })
@@ -188,7 +293,7 @@ pub(super) fn helpers(
 }
 
 const LOADER: &str = r#""""Generated by `cudawheel repair`: runs the GPU check (@HELPER@.preload(): the CUDA
-driver, every visible GPU against this wheel's GPU code, the NVIDIA libraries), then loads the
+driver, every visible GPU against this module's GPU code, the NVIDIA libraries it links), then loads the
 real extension module, @REAL@ beside this file, under this module's name.
 CUDAWHEEL_SKIP_GPU_CHECK=1 skips the check."""
 
@@ -198,7 +303,7 @@ import importlib.util
 import os
 import sys
 
-importlib.import_module("@HELPER@").preload()
+importlib.import_module("@HELPER@").preload(__name__)
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@REAL@")
 _spec = importlib.util.spec_from_file_location(
     __name__, _path, loader=importlib.machinery.ExtensionFileLoader(__name__, _path)

@@ -5,15 +5,21 @@
 //! into the wheel by auditwheel (NVIDIA's SONAMEs excluded), METADATA requires exactly the
 //! NVIDIA wheels linked, each package gets `_cuda_libs.py` and each extension a generated loader
 //! that runs the GPU check before the real module loads, the name gets `-cuNN`, the tag comes
-//! from the audit, and the result passes the size budget and the wheel audit. `wheel_in` reads
-//! and names the wheel, `needs` classifies what each ELF needs, `tools` runs patchelf and
-//! auditwheel, `loader` writes the loaders and helpers, `dist_info` the new METADATA and WHEEL.
+//! from the audit, and the result passes the size budget and the wheel audit. The wheel's own
+//! libraries are reached by SONAME among its files (never searched or grafted by auditwheel),
+//! each stored once (`siblings`). Only what links CUDA gets CUDA's treatment: an extension that
+//! links and carries no CUDA (itself or through the wheel's own libraries) keeps no loader, and
+//! a wheel that links no CUDA at all keeps its name, with no helper and no NVIDIA requirement.
+//! `wheel_in` reads and names the wheel, `siblings` stores copies once, `needs` classifies
+//! what each ELF needs, `tools` runs patchelf and auditwheel, `loader` writes the loaders and
+//! helpers, `dist_info` the new METADATA and WHEEL.
 //! `python -m cudawheel repair` and wrap mode call `repair_wheel`.
 
 mod dist_info;
 mod error;
 mod loader;
 mod needs;
+mod siblings;
 mod tools;
 mod wheel_in;
 
@@ -114,7 +120,7 @@ pub(crate) fn repair_wheel(
 ) -> Result<PathBuf, RepairError> {
     let variant = settings.variant.clone().map_err(RepairError::Variant)?;
     let scratch = tempfile::tempdir().map_err(|e| RepairError::io(wheel, e))?;
-    let input = WheelIn::read(wheel)?;
+    let input = read_input(wheel, settings, scratch.path())?;
     let needs = Needs::of(&input, settings)?;
     for line in &needs.status {
         ui::status(line);
@@ -144,13 +150,28 @@ pub(crate) fn repair_wheel(
     };
     let mut members = input.members.clone();
     let reports = fix_rpaths(&mut members, &needs, scratch.path(), settings)?;
+    let variant = variant.filter(|_| needs.links_cuda());
     let stem = needs.dist_stem(&input, settings, variant.is_some());
-    let helpers = loader::helpers(&members, &reports, &needs, settings, &stem.display);
-    let extensions = loader::extensions(&members, settings)?;
+    if !needs.links_cuda() {
+        ui::status(&format!(
+            "links no CUDA: {} keeps its name ({}), with no GPU check, no _cuda_libs.py and no NVIDIA requirement",
+            input.name_parts[..2].join("-"),
+            stem.display
+        ));
+    }
+    let extensions = loader::extensions(&members, &reports, &needs, settings)?;
+    let helpers = loader::helpers(
+        &members,
+        &reports,
+        &needs,
+        settings,
+        (&stem.display, &extensions),
+    );
     let tag = platform_tag(&input, &members, &reports, &needs, settings, scratch.path())?;
-    let label = variant
-        .as_ref()
-        .map(|spec| variant_files(spec, &members, &needs));
+    let label = match (&variant, needs.major) {
+        (Some(spec), Some(major)) => Some(variant_files(spec, &members, &needs, major)),
+        _ => None,
+    };
     let filename = format!(
         "{}-{}-{}-{tag}{}.whl",
         stem.file_stem,
@@ -208,6 +229,22 @@ pub(crate) fn repair_wheel(
     Ok(written)
 }
 
+/// The wheel read, its own libraries stored once (`siblings`, with its status line).
+fn read_input(
+    wheel: &Path,
+    settings: &RepairSettings,
+    scratch: &Path,
+) -> Result<WheelIn, RepairError> {
+    let mut input = WheelIn::read(wheel)?;
+    let (members, line) =
+        siblings::store_once(std::mem::take(&mut input.members), settings, scratch)?;
+    input.members = members;
+    if let Some(line) = &line {
+        ui::status(line);
+    }
+    Ok(input)
+}
+
 /// A variant wheel's label and `variant.json`: properties derived from the GPU code of every
 /// ELF in the wheel, the driver floor the CUDA major's (the linked runtime's minor with
 /// `variant-driver-floor = "toolkit"`).
@@ -215,6 +252,7 @@ fn variant_files(
     spec: &crate::package::variants::Spec,
     members: &[Member],
     needs: &Needs,
+    major: u32,
 ) -> (String, String) {
     let code: Vec<crate::inspect::fatbin::GpuCode> = members
         .iter()
@@ -222,7 +260,7 @@ fn variant_files(
         .map(|m| crate::inspect::fatbin::gpu_code(&m.bytes))
         .collect();
     let minor = needs.cudart_minor();
-    crate::package::variants::label_and_json(spec, (needs.major, minor), &code, (needs.major, 0))
+    crate::package::variants::label_and_json(spec, (major, minor), &code, (major, 0))
 }
 
 /// The size budget and the wheel audit of the written wheel.
@@ -237,7 +275,7 @@ fn check_written(
     let budget = size::Budget {
         max_bytes: settings.max_wheel_size,
         compress: crate::config::compress::Compress::None,
-        cuda_major: needs.major,
+        cuda_major: needs.major.unwrap_or(0),
         ptx_all: false,
     };
     size::check(written, bytes, &budget)?;
@@ -377,11 +415,17 @@ pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, Re
         &settings,
     ));
     needs.pins = own;
-    for ext in loader::extensions(&input.members, &settings)? {
+    let extensions = loader::extensions(&input.members, &reports, &needs, &settings)?;
+    for ext in &extensions {
         out.push(format!("{} -> {}", ext.loader_path, ext.real_path));
     }
-    for (path, text) in loader::helpers(&input.members, &reports, &needs, &settings, &stem.display)
-    {
+    for (path, text) in loader::helpers(
+        &input.members,
+        &reports,
+        &needs,
+        &settings,
+        (&stem.display, &extensions),
+    ) {
         out.push(format!("{path}: {} bytes", text.len()));
     }
     out.push(format!("{}-{}", input.version_part(), input.python_abi()));
@@ -395,10 +439,16 @@ mod tests {
     /// A wheel like a plain build makes: `demo/libdemo.so` (a real ELF with GPU code, NEEDED
     /// libm only, so no tool runs) in a package.
     fn plain_wheel(dir: &Path) -> PathBuf {
-        let elf = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/fuzz/seeds/elf/fatbin_so.elf"
-        ))
+        wheel_of(dir, "fatbin_so.elf")
+    }
+
+    /// The same with `demo/libdemo.so` the seed ELF `seed`.
+    fn wheel_of(dir: &Path, seed: &str) -> PathBuf {
+        let elf = std::fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fuzz/seeds/elf")
+                .join(seed),
+        )
         .unwrap();
         let mut files = Files::default();
         files.add_bytes("demo/__init__.py", "", false);
@@ -467,5 +517,36 @@ mod tests {
         );
         let metadata = member(&written, "demo-1.0.dist-info/METADATA").unwrap();
         assert!(metadata.contains("Name: demo\n"), "{metadata}");
+    }
+
+    #[test]
+    fn a_wheel_that_links_no_cuda_keeps_its_name_and_gets_no_helper() {
+        // A C++ library (libstdc++, libgcc_s, libm: all allowed by the policy), no GPU code:
+        // before issue 40 this was RepairError::NoCudaMajor.
+        let dir = tempfile::tempdir().unwrap();
+        let wheel = wheel_of(dir.path(), "cxx_so.elf");
+        let written = repair_wheel(
+            &wheel,
+            &dir.path().join("out"),
+            &RepairSettings::standalone(),
+        )
+        .unwrap();
+        let name = written.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("demo-1.0-cp311-cp311-manylinux_"),
+            "{name}"
+        );
+        let metadata = member(&written, "demo-1.0.dist-info/METADATA").unwrap();
+        assert!(
+            metadata.contains("Name: demo\n") && !metadata.contains("Requires-Dist"),
+            "{metadata}"
+        );
+        assert!(member(&written, "demo/_cuda_libs.py").is_none());
+        // Control: the same wheel with GPU code in its library is a CUDA wheel (`-cu13`).
+        let cuda = plain_wheel(dir.path());
+        let settings = RepairSettings::standalone().with_cuda_major(Some(13));
+        let written = repair_wheel(&cuda, &dir.path().join("cuda"), &settings).unwrap();
+        let name = written.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("demo_cu13-1.0-"), "{name}");
     }
 }

@@ -26,7 +26,12 @@ pub(super) struct Nvidia {
 
 #[derive(Debug, Clone)]
 pub(super) struct Needs {
-    pub(super) major: u32,
+    /// The CUDA major; `None` for a wheel that links no CUDA (no NVIDIA library, no GPU code):
+    /// it keeps its name and gets no GPU check and no NVIDIA requirement.
+    pub(super) major: Option<u32>,
+    /// The wheel's own shared libraries: each name something may load them by (SONAME, file
+    /// name) -> the folders (inside the wheel) that hold one.
+    pub(super) own: BTreeMap<String, Vec<String>>,
     /// By SONAME.
     pub(super) nvidia: BTreeMap<String, Nvidia>,
     /// Requirements the binding library's version sets: torch's `torch>=X.Y,<X.(Y+1)` when
@@ -99,11 +104,8 @@ fn soname_major(soname: &str) -> u64 {
 impl Needs {
     pub(super) fn of(input: &WheelIn, settings: &RepairSettings) -> Result<Needs, RepairError> {
         let reports = reports(input)?;
-        let own: BTreeSet<String> = reports
-            .iter()
-            .flat_map(|(p, r)| [r.soname.clone(), p.rsplit('/').next().map(str::to_string)])
-            .flatten()
-            .collect();
+        let own_dirs = own_libraries(&reports);
+        let own: BTreeSet<String> = own_dirs.keys().cloned().collect();
         let sys_path: Vec<PathBuf> = settings
             .python
             .as_ref()
@@ -128,14 +130,25 @@ impl Needs {
                 }
             }
         }
-        let major = cuda_major(&nvidia_sonames, &sys_path, settings).ok_or_else(|| {
-            RepairError::NoCudaMajor {
-                wheel: input.name_parts.join("-"),
-            }
-        })?;
+        let gpu_code = input
+            .members
+            .iter()
+            .any(|m| m.is_elf() && !crate::inspect::fatbin::gpu_code(&m.bytes).is_empty());
+        let major = if nvidia_sonames.is_empty() && !gpu_code {
+            None
+        } else {
+            Some(
+                cuda_major(&nvidia_sonames, &sys_path, settings).ok_or_else(|| {
+                    RepairError::NoCudaMajor {
+                        wheel: input.name_parts.join("-"),
+                    }
+                })?,
+            )
+        };
         let mut status = check_rpaths(&reports, &own, &nvidia_sonames)?;
         let mut nvidia = BTreeMap::new();
         for soname in &nvidia_sonames {
+            let Some(major) = major else { break };
             let (n, installed) = nvidia_for(soname, major, &sys_path)?;
             if !installed {
                 status.push(format!(
@@ -171,6 +184,7 @@ impl Needs {
         pins.extend(jax_pin(input, &sys_path, &mut status));
         Ok(Needs {
             major,
+            own: own_dirs,
             nvidia,
             pins,
             foreign: foreign.into_keys().collect(),
@@ -203,6 +217,21 @@ impl Needs {
                 out.push(e.clone());
             }
         }
+        let reached: Vec<String> = out.iter().filter_map(|e| folder_of(member, e)).collect();
+        for lib in &r.needed {
+            let Some(dirs) = self.own.get(lib) else {
+                continue;
+            };
+            if dirs.iter().any(|d| reached.contains(d)) {
+                continue;
+            }
+            if let Some(dir) = dirs.first() {
+                let entry = origin_entry(member, dir);
+                if !out.contains(&entry) {
+                    out.push(entry);
+                }
+            }
+        }
         let mut add = |dir: &str| {
             let entry = format!("$ORIGIN{up}/{dir}");
             if !out.contains(&entry) {
@@ -217,6 +246,11 @@ impl Needs {
             }
         }
         out
+    }
+
+    /// Whether the wheel links CUDA at all.
+    pub(super) fn links_cuda(&self) -> bool {
+        self.major.is_some()
     }
 
     /// The minor of the linked libcudart's requirement floor (0 without one).
@@ -241,11 +275,9 @@ impl Needs {
             .find_map(|l| l.strip_prefix("Name: "))
             .unwrap_or(&input.name_parts[0])
             .trim();
-        let suffix = match variant {
-            true => String::new(),
-            false => settings
-                .name_suffix
-                .replace("{major}", &self.major.to_string()),
+        let suffix = match (variant, self.major) {
+            (false, Some(major)) => settings.name_suffix.replace("{major}", &major.to_string()),
+            _ => String::new(),
         };
         let display = if name.ends_with(&suffix) {
             name.to_string()
@@ -277,6 +309,59 @@ fn reports(input: &WheelIn) -> Result<Vec<(String, ElfReport)>, RepairError> {
         out.push((m.path.clone(), r));
     }
     Ok(out)
+}
+
+/// Every ELF's names (SONAME, file name) -> the folders that hold it.
+fn own_libraries(reports: &[(String, ElfReport)]) -> BTreeMap<String, Vec<String>> {
+    let mut own: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, r) in reports {
+        let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+        for name in [r.soname.as_deref(), Some(file)].into_iter().flatten() {
+            let dirs = own.entry(name.to_string()).or_default();
+            if !dirs.iter().any(|d| d == dir) {
+                dirs.push(dir.to_string());
+            }
+        }
+    }
+    own
+}
+
+/// The folder inside the wheel (`pkg/lib`, `` for the top) that the RPATH entry `entry` of the
+/// ELF at `member` names, when it is `$ORIGIN`-relative and stays inside.
+pub(super) fn folder_of(member: &str, entry: &str) -> Option<String> {
+    let rest = entry
+        .strip_prefix("$ORIGIN")
+        .or_else(|| entry.strip_prefix("${ORIGIN}"))?;
+    let mut parts: Vec<&str> = member.split('/').collect();
+    parts.pop();
+    for c in rest.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            c => parts.push(c),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The `$ORIGIN`-relative entry from the ELF at `member` to the wheel folder `dir`: up to the
+/// folders they share, then down (`bin/x` to `pkg/lib`: `$ORIGIN/../pkg/lib`).
+pub(super) fn origin_entry(member: &str, dir: &str) -> String {
+    let from: Vec<&str> = member.split('/').collect();
+    let from = &from[..from.len() - 1];
+    let to: Vec<&str> = dir.split('/').filter(|c| !c.is_empty()).collect();
+    let shared = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut entry = String::from("$ORIGIN");
+    for _ in shared..from.len() {
+        entry.push_str("/..");
+    }
+    for c in &to[shared..] {
+        entry.push('/');
+        entry.push_str(c);
+    }
+    entry
 }
 
 /// Whether `$ORIGIN/...` of the ELF at `member` names a folder inside the wheel.
@@ -506,6 +591,26 @@ mod tests {
         assert!(inside_wheel("pkg/mod.so", "$ORIGIN"));
         assert!(!inside_wheel("pkg/mod.so", "$ORIGIN/../../lib"));
         assert!(!inside_wheel("pkg/mod.so", "/usr/lib"));
+    }
+
+    #[test]
+    fn origin_entries_to_own_folders() {
+        assert_eq!(
+            origin_entry("bin/llama-cli", "llama_cpp/lib"),
+            "$ORIGIN/../llama_cpp/lib"
+        );
+        assert_eq!(
+            origin_entry("llama_cpp/lib/libllama.so", "llama_cpp/lib"),
+            "$ORIGIN"
+        );
+        assert_eq!(origin_entry("pkg/_x.so", "pkg/lib"), "$ORIGIN/lib");
+        assert_eq!(origin_entry("top.so", "pkg"), "$ORIGIN/pkg");
+        assert_eq!(
+            folder_of("pkg/a/x.so", "$ORIGIN/../lib").as_deref(),
+            Some("pkg/lib")
+        );
+        assert_eq!(folder_of("pkg/x.so", "$ORIGIN").as_deref(), Some("pkg"));
+        assert_eq!(folder_of("x.so", "$ORIGIN/.."), None);
     }
 
     #[test]

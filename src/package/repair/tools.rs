@@ -83,6 +83,35 @@ pub(super) fn set_rpath(
     std::fs::read(file.path()).map_err(|e| RepairError::io(file.path(), e))
 }
 
+/// The ELF `bytes` with its SONAME set to `soname` and each NEEDED entry `(old, new)`
+/// replaced, through a file in `dir`.
+#[allow(clippy::disallowed_methods)] // patchelf, with an argument vector
+pub(super) fn rename_links(
+    bytes: &[u8],
+    soname: Option<&str>,
+    replace: &[(String, String)],
+    dir: &Path,
+    settings: &RepairSettings,
+) -> Result<Vec<u8>, RepairError> {
+    let patchelf = find(
+        "patchelf",
+        "to store the wheel's own libraries once",
+        settings,
+    )?;
+    let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| RepairError::io(dir, e))?;
+    std::fs::write(file.path(), bytes).map_err(|e| RepairError::io(file.path(), e))?;
+    let mut cmd = Command::new(&patchelf);
+    if let Some(s) = soname {
+        cmd.args(["--set-soname", s]);
+    }
+    for (old, new) in replace {
+        cmd.args(["--replace-needed", old, new]);
+    }
+    cmd.arg(file.path());
+    run(cmd, "patchelf", file.path())?;
+    std::fs::read(file.path()).map_err(|e| RepairError::io(file.path(), e))
+}
+
 /// auditwheel's repair of `wheel` into `scratch/graft`: the libraries in `needs.foreign`
 /// copied into the wheel (`<package>.libs/`, renamed with a hash) and linked there; NVIDIA's
 /// SONAMEs, torch's and the driver's excluded. Returns the grafted wheel (its tag is
@@ -103,12 +132,14 @@ pub(super) fn graft(
     let out = scratch.join("graft");
     let mut cmd = Command::new(auditwheel);
     cmd.arg("repair").arg("--no-update-tags");
-    let excluded = needs.nvidia.keys().map(String::as_str).chain([
-        "libcuda.so.1",
-        "libtorch*",
-        "libc10*",
-        "libshm*",
-    ]);
+    // The wheel's own libraries too: the repair reaches them by SONAME through `$ORIGIN`
+    // RPATHs itself, auditwheel must neither search nor graft them.
+    let excluded = needs
+        .nvidia
+        .keys()
+        .chain(needs.own.keys())
+        .map(String::as_str)
+        .chain(["libcuda.so.1", "libtorch*", "libc10*", "libshm*"]);
     for soname in excluded {
         cmd.args(["--exclude", soname]);
     }

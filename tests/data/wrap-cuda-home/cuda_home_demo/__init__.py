@@ -1,0 +1,3 @@
+from ._gpu import devices
+
+__all__ = ["devices"]
