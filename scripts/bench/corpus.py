@@ -220,7 +220,9 @@ def build_cmd(frontend: str, py: Path, src: Path, out: Path, settings: list[str]
     if frontend == "uv":
         uv = py.parent / "uv"
         cs = [a for s in settings for a in ("-C", s)]
-        return [uv, "build", "--wheel", "-p", py, "-o", out, *cs, src]
+        # --refresh-package: uv keeps a find-links wheel it has seen; the wheelhouse's cudawheel
+        # changes under the same file name while cudawheel is developed.
+        return [uv, "build", "--wheel", "--refresh-package", "cudawheel", "-p", py, "-o", out, *cs, src]
     cs = [f"--config-settings={s}" for s in settings]
     return [py, "-m", "pip", "wheel", "-v", "--no-deps", "-w", out, *cs, src]
 
@@ -230,6 +232,8 @@ def error_line(log: str) -> str:
     first line that reads like an error (the compiler's, the linker's, CMake's, Python's) and is
     not the frontend's wrap-up."""
     lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    # A line ending in ':' goes on in the next one ("nvcc ... not found; searched:").
+    lines = [ln + " " + nxt if ln.endswith(":") else ln for ln, nxt in zip(lines, lines[1:] + [""])]
     ours = [ln[ln.index("cudawheel: error"):] for ln in lines if "cudawheel: error" in ln]
     if ours and "The wrapped backend" not in ours[0]:
         return ours[0][:400]
@@ -288,7 +292,8 @@ def import_check(whl: Path, modules: list[str], where: Path, env, *, deps: bool)
         return "install failed: " + error_line(out)
     code = "; ".join(f"import {m}" for m in modules) + "; print('ok')"
     rc, out, _ = run([py, "-c", code], env=env, cwd=where, timeout=600)
-    return "ok" if rc == 0 else "fails: `" + (out.strip().splitlines() or ["?"])[-1][:200] + "`"
+    said = [ln for ln in out.strip().splitlines() if ln.strip() and not ln.startswith(("$ ", "[rc "))]
+    return "ok" if rc == 0 else "fails: `" + (said or ["?"])[-1][:200] + "`"
 
 
 _UV: list[str] = []
