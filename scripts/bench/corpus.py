@@ -322,7 +322,8 @@ def own_build(entry: Entry, archs: str, wheelhouse: Path, work: Path) -> str:
     rc, out, _ = run([py, "-m", "cudawheel", "env", "--json", "-C", f"archs={archs}"], env=env, cwd=src)
     if rc != 0:
         return "env failed: " + error_line(out)
-    env.update({k: str(v) for k, v in json.loads(out[out.index("{"):]).items()})
+    given, _ = json.JSONDecoder().raw_decode(out[out.index("{"):])  # status lines and rc around it
+    env.update({k: str(v) for k, v in given.items()})
     outdir = work / "own-wheel"
     shutil.rmtree(outdir, ignore_errors=True)
     rc, out, dt = run(["nice", "-n", "15", *build_cmd("pip", py, src, outdir, entry.config)], env=env,
