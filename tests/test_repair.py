@@ -147,6 +147,20 @@ print("IMPORT OK", core.fftw_version())
 """
 
 
+def test_name_suffix_empty_keeps_the_projects_name(repaired, repair_python, plain_wheel, tmp_path):
+    """`--name-suffix ''`: the maintainer of an existing PyPI name keeps it (file name, METADATA
+    Name, .dist-info); everything else is the default repair's. Control: the default's -cu13."""
+    default, _ = repaired
+    run([repair_python, "-m", "cudawheel", "repair", plain_wheel, "-w", tmp_path, "--name-suffix", ""],
+        env=clean_env())
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name == default.name.replace("cmake_fft_cu13-", "cmake_fft-"), wheel.name
+    ours, theirs = Wheel(wheel), Wheel(default)
+    assert ours.field("Name") == ["cmake-fft"] and theirs.field("Name") == ["cmake-fft-cu13"]
+    assert ours.field("Requires-Dist") == theirs.field("Requires-Dist")
+    assert ours.dist_info == "cmake_fft-0.1.0.dist-info"
+
+
 def test_imports_on_a_machine_without_fftw(repaired, tmp_path):
     wheel, _ = repaired
     cache = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
