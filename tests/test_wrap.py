@@ -391,7 +391,8 @@ def test_env_prints_a_toolkit_folder_that_works(toolkit_python, tmp_path):
     # `-lcuda` (the driver API, as pyvkfft links it) finds the folder's driver stub: NVIDIA's
     # wheels ship none. The extension records libcuda.so.1, which the driver provides.
     (tmp_path / "drv.c").write_text("int cuInit(unsigned);\nint start(void) { return cuInit(0); }\n")
-    link = ["cc", "-shared", "-fPIC", "drv.c", "-o", "libdrv.so", "-lcuda"]
+    # `--as-needed` (some distributions' default) keeps it only where it defines what is used.
+    link = ["cc", "-shared", "-fPIC", "drv.c", "-o", "libdrv.so", "-Wl,--as-needed", "-lcuda"]
     run([*link, f"-L{folder}/lib64/stubs"], cwd=tmp_path)
     assert readelf_dynamic(tmp_path / "libdrv.so")["NEEDED"][0] == "libcuda.so.1"
     # Control: without the stub's folder, as with the wheels alone.

@@ -45,12 +45,22 @@ pub(crate) fn by_name(reqs: &[String], sys_path: &[PathBuf]) -> Vec<String> {
         }
         let extras: Vec<String> = req.extras.iter().map(|e| e.to_string()).collect();
         for r in components(&metadata, &extras) {
-            if !out.contains(&r) {
+            // A component already installed (the framework's own, maybe newer: torch's
+            // nvshmem brings the newest CCCL) stays as it is: asking for the pin's version
+            // would conflict with what put it there.
+            if installed_metadata(sys_path, &dist_of(&r)).is_none() && !out.contains(&r) {
                 out.push(r);
             }
         }
     }
     out
+}
+
+/// `nvidia-cuda-nvcc==13.2.86.*; ...` -> `nvidia-cuda-nvcc`.
+fn dist_of(requirement: &str) -> String {
+    Requirement::<VerbatimUrl>::from_str(requirement)
+        .map(|r| r.name.to_string())
+        .unwrap_or_default()
 }
 
 /// The `Requires-Dist` lines of a `cuda-toolkit` METADATA under any of `extras`, each without
@@ -143,6 +153,31 @@ mod tests {
             by_name(&open, &sys_path).len(),
             4,
             "crt, nvcc, runtime, nvvm"
+        );
+    }
+
+    #[test]
+    fn a_component_already_installed_is_not_asked_for_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        installed(tmp.path(), "13.2.2");
+        // torch's environment brought the newest CCCL (through nvshmem): left as it is.
+        let cccl = tmp.path().join("nvidia_cuda_cccl-13.3.5.0.6.dist-info");
+        std::fs::create_dir_all(&cccl).unwrap();
+        std::fs::write(
+            cccl.join("METADATA"),
+            "Metadata-Version: 2.1\nName: nvidia-cuda-cccl\nVersion: 13.3.5.0.6\n\n",
+        )
+        .unwrap();
+        let reqs = vec!["cuda-toolkit[cccl,nvcc]==13.2.2".to_string()];
+        let got = by_name(&reqs, &[tmp.path().to_path_buf()]);
+        assert!(
+            !got.iter().any(|r| r.starts_with("nvidia-cuda-cccl")),
+            "{got:?}"
+        );
+        assert!(
+            got.iter()
+                .any(|r| r.starts_with("nvidia-cuda-nvcc==13.2.86.*")),
+            "{got:?}"
         );
     }
 

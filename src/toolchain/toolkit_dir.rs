@@ -148,10 +148,10 @@ pub(crate) fn make(
 
 /// `lib64/stubs/libcuda.so`, the driver's link-time stand-in, where the toolkit brings none
 /// (NVIDIA's wheels ship no driver stub; nvcc.profile, CMake's `CUDA::cuda_driver` and
-/// `-lcuda` look there): an empty shared library named `libcuda.so.1`, made with the host
-/// compiler. Linking `-lcuda` into an extension module then records `NEEDED libcuda.so.1`,
-/// which the driver provides at run time; its symbols stay undefined until then (a shared
-/// library may leave them so; an executable that calls the driver API cannot link against it).
+/// `-lcuda` look there): a shared library named `libcuda.so.1`, made with the host compiler,
+/// that defines every driver API function `include/cuda.h` declares (and the `_vN` names its
+/// macros point at) as an empty function. A link then keeps it even with `--as-needed` and
+/// records `NEEDED libcuda.so.1`, which the driver provides at run time.
 #[allow(clippy::disallowed_methods)] // the host compiler, with an argument vector
 pub(crate) fn driver_stub(
     root: &Path,
@@ -169,12 +169,12 @@ pub(crate) fn driver_stub(
         fs::create_dir_all(&stubs).map_err(err("creating lib64/stubs/"))?;
     }
     let source = stubs.join("cudawheel-libcuda-stub.c");
-    fs::write(
-        &source,
-        "/* libcuda.so.1's link-time stand-in, made by cudawheel */
-",
-    )
-    .map_err(err("writing the driver stub's source"))?;
+    let header = fs::read_to_string(root.join("include/cuda.h")).unwrap_or_default();
+    let mut text = String::from("/* libcuda.so.1's link-time stand-in, made by cudawheel */\n");
+    for name in driver_functions(&header) {
+        text.push_str(&format!("void {name}(void) {{}}\n"));
+    }
+    fs::write(&source, text).map_err(err("writing the driver stub's source"))?;
     let out = std::process::Command::new(&host.path)
         .args(&host.args)
         .args(["-shared", "-x", "c"])
@@ -195,6 +195,36 @@ pub(crate) fn driver_stub(
         });
     }
     Ok(true)
+}
+
+/// The driver API's function names in `cuda.h`: each `CUDAAPI cuX(` declaration and both
+/// names of each `#define cuX cuX_vN`, sorted, once each.
+fn driver_functions(header: &str) -> std::collections::BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for line in header.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("#define ") {
+            let mut words = rest.split_whitespace();
+            if let (Some(a), Some(b)) = (words.next(), words.next()) {
+                if a.starts_with("cu") && b.starts_with(a) && b[a.len()..].starts_with("_v") {
+                    out.insert(ident(a));
+                    out.insert(ident(b));
+                }
+            }
+        } else if let Some((_, rest)) = line.split_once("CUDAAPI ") {
+            let rest = rest.trim_start();
+            let name = ident(rest);
+            if name.starts_with("cu") && rest[name.len()..].trim_start().starts_with('(') {
+                out.insert(name);
+            }
+        }
+    }
+    out
 }
 
 /// Links every entry of `from` into `to`; where both hold a folder of one name, their
@@ -431,6 +461,15 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("tk");
         fs::create_dir_all(root.join("lib64")).unwrap();
+        fs::create_dir_all(root.join("include")).unwrap();
+        fs::write(
+            root.join("include/cuda.h"),
+            "#define cuCtxCreate                         cuCtxCreate_v4\n\
+             CUresult CUDAAPI cuInit(unsigned int Flags);\n\
+             CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);\n\
+             #define CUDAAPI __stdcall\n",
+        )
+        .unwrap();
         let host = crate::toolchain::HostCompiler {
             path: PathBuf::from("cc"),
             args: Vec::new(),
@@ -439,6 +478,10 @@ mod tests {
         let stub = fs::read(root.join("lib64/stubs/libcuda.so")).unwrap();
         let report = crate::inspect::elf::parse(Path::new("libcuda.so"), &stub).unwrap();
         assert_eq!(report.soname.as_deref(), Some("libcuda.so.1"));
+        let exported = crate::inspect::elf::exported_in(Path::new("libcuda.so"), &stub).unwrap();
+        for name in ["cuInit", "cuCtxCreate", "cuCtxCreate_v4"] {
+            assert!(exported.contains(name), "{name}: {exported:?}");
+        }
         assert!(!root.join("lib64/stubs/cudawheel-libcuda-stub.c").exists());
         // Control: a toolkit's own stub (a system toolkit's lib64/stubs) is left alone.
         assert!(!driver_stub(&root, &host).unwrap());
