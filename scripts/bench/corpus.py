@@ -72,7 +72,7 @@ ENTRIES = [
     # -lnvrtc -lcuda; VKFFT_BACKEND=cuda is its own switch (no OpenCL).
     Entry("pyvkfft", "setuptools.build_meta:__legacy__", sdist="pyvkfft==2025.1.1",
           what="setup.py (no pyproject), locate_cuda() at import", env={"VKFFT_BACKEND": "cuda"},
-          libraries=["nvrtc"], imports=["pyvkfft._vkfft_cuda"]),
+          libraries=["nvrtc"], imports=["pyvkfft"]),  # _vkfft_cuda: ctypes, needs libcuda.so.1 (a GPU)
     # nanobind (stable ABI, split mode with nanobind-backend), thrust with --extended-lambda.
     Entry("isoext", "scikit_build_core.build", sdist="isoext==1.0.0",
           what="scikit-build-core, CMake, nanobind (stable ABI)", imports=["isoext"]),
