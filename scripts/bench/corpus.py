@@ -76,6 +76,11 @@ ENTRIES = [
     # nanobind (stable ABI, split mode with nanobind-backend), thrust with --extended-lambda.
     Entry("isoext", "scikit_build_core.build", sdist="isoext==1.0.0",
           what="scikit-build-core, CMake, nanobind (stable ABI)", imports=["isoext"]),
+    # setup.py + aksetup's configure (siteconf.py): CUDA_ROOT from nvcc on PATH; links -lcuda
+    # (from lib64/stubs) and -lcurand, builds its shipped Boost.Python; host code only.
+    Entry("pycuda", "setuptools.build_meta:__legacy__", sdist="pycuda==2026.1",
+          what="setup.py + aksetup configure, shipped Boost", libraries=["curand"],
+          imports=["pycuda"]),  # pycuda.driver needs libcuda.so.1 (a GPU)
 ]
 
 # Lines that say nothing about the cause: the frontend's own wrap-up of a failed build.
