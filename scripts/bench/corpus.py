@@ -90,6 +90,8 @@ BOILERPLATE = re.compile(
     r"exit code: \d|^\s*error: metadata-generation-failed|See above for output|hint:|"
     r"Failed to build `|Call to `.*` failed|^\s*[╰│]"
 )
+# A compiler's include chain: names a header ("exception_handler.hpp"), says nothing.
+INCLUDE_CHAIN = re.compile(r"^(In file included )?from \S+:\d+[,:]$")
 ERRORISH = re.compile(r"(?i)\berror\b|exception|not found|cannot find|no such file|undefined reference")
 LIBC = re.compile(r"^(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[-\w]*)\.so")
 
@@ -236,7 +238,7 @@ def error_line(log: str) -> str:
     """The build's own error line: cudawheel's one line when it names the cause itself, else the
     first line that reads like an error (the compiler's, the linker's, CMake's, Python's) and is
     not the frontend's wrap-up."""
-    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip() and not INCLUDE_CHAIN.match(ln.strip())]
     # A line ending in ':' goes on in the next one ("nvcc ... not found; searched:").
     lines = [ln + " " + nxt if ln.endswith(":") else ln for ln, nxt in zip(lines, lines[1:] + [""])]
     ours = [ln[ln.index("cudawheel: error"):] for ln in lines if "cudawheel: error" in ln]
