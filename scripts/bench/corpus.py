@@ -72,10 +72,15 @@ ENTRIES = [
     # -lnvrtc -lcuda; VKFFT_BACKEND=cuda is its own switch (no OpenCL).
     Entry("pyvkfft", "setuptools.build_meta:__legacy__", sdist="pyvkfft==2025.1.1",
           what="setup.py (no pyproject), locate_cuda() at import", env={"VKFFT_BACKEND": "cuda"},
-          libraries=["nvrtc"], imports=["pyvkfft._vkfft_cuda"]),
+          libraries=["nvrtc"], imports=["pyvkfft"]),  # _vkfft_cuda: ctypes, needs libcuda.so.1 (a GPU)
     # nanobind (stable ABI, split mode with nanobind-backend), thrust with --extended-lambda.
     Entry("isoext", "scikit_build_core.build", sdist="isoext==1.0.0",
           what="scikit-build-core, CMake, nanobind (stable ABI)", imports=["isoext"]),
+    # setup.py + aksetup's configure (siteconf.py): CUDA_ROOT from nvcc on PATH; links -lcuda
+    # (from lib64/stubs) and -lcurand, builds its shipped Boost.Python; host code only.
+    Entry("pycuda", "setuptools.build_meta:__legacy__", sdist="pycuda==2026.1",
+          what="setup.py + aksetup configure, shipped Boost", libraries=["curand"],
+          imports=["pycuda"]),  # pycuda.driver needs libcuda.so.1 (a GPU)
 ]
 
 # Lines that say nothing about the cause: the frontend's own wrap-up of a failed build.
@@ -85,6 +90,8 @@ BOILERPLATE = re.compile(
     r"exit code: \d|^\s*error: metadata-generation-failed|See above for output|hint:|"
     r"Failed to build `|Call to `.*` failed|^\s*[╰│]"
 )
+# A compiler's include chain: names a header ("exception_handler.hpp"), says nothing.
+INCLUDE_CHAIN = re.compile(r"^(In file included )?from \S+:\d+[,:]$")
 ERRORISH = re.compile(r"(?i)\berror\b|exception|not found|cannot find|no such file|undefined reference")
 LIBC = re.compile(r"^(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[-\w]*)\.so")
 
@@ -231,7 +238,7 @@ def error_line(log: str) -> str:
     """The build's own error line: cudawheel's one line when it names the cause itself, else the
     first line that reads like an error (the compiler's, the linker's, CMake's, Python's) and is
     not the frontend's wrap-up."""
-    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip() and not INCLUDE_CHAIN.match(ln.strip())]
     # A line ending in ':' goes on in the next one ("nvcc ... not found; searched:").
     lines = [ln + " " + nxt if ln.endswith(":") else ln for ln, nxt in zip(lines, lines[1:] + [""])]
     ours = [ln[ln.index("cudawheel: error"):] for ln in lines if "cudawheel: error" in ln]
