@@ -529,7 +529,7 @@ def other_copies(mapped=None, sonames=None):
         ours = _find(soname, folder) if copies else None
         ours = os.path.realpath(ours) if ours else None
         floor = _floor(requirement)
-        wheel = requirement.split(">")[0].split("=")[0].split("<")[0].split(";")[0].strip()
+        wheel = _wheel_of(requirement)
         for path in copies:
             if os.path.realpath(path) == ours:
                 continue
@@ -553,8 +553,13 @@ def other_copies(mapped=None, sonames=None):
     return out
 
 
+def _wheel_of(requirement):
+    """`nvidia-cuda-runtime>=13.5,<14` -> `nvidia-cuda-runtime`."""
+    return requirement.split(">")[0].split("=")[0].split("<")[0].split(";")[0].strip()
+
+
 def _missing(soname, err, requirement):
-    wheel = requirement.split(">")[0].split("=")[0].split("<")[0]
+    wheel = _wheel_of(requirement)
     if CUDA_EXTRA:
         return (
             "%s: cannot load the CUDA library %s (%s); NVIDIA's wheels are an extra of this package: "
