@@ -72,3 +72,20 @@ def test_a_spawn_outside_the_listed_files_is_found(tmp_path):
     assert r.returncode == 1
     assert "spawns a process outside SPAWNERS: ui.rs" in r.stdout, r.stdout
     assert "clippy.toml does not name the spawner compile/wrapped.rs" in r.stdout, r.stdout
+
+
+def test_a_file_the_map_forgets_and_a_path_it_invents_are_found(tmp_path):
+    # Control: a new source file ARCHITECTURE.md does not name, and a feature-index path that
+    # does not exist, are both named; the unchanged map passes (test_src_keeps_its_layers).
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src", src)
+    for doc in ("clippy.toml", "ARCHITECTURE.md"):
+        text = (REPO / doc).read_text()
+        if doc == "ARCHITECTURE.md":
+            text = text.replace("`src/audit/built_archs.rs` →", "`src/audit/built_arch.rs` →")
+        (tmp_path / doc).write_text(text)
+    (src / "audit" / "new_rule.rs").write_text("//! A rule nobody mapped.\n")
+    r = run(src)
+    assert r.returncode == 1
+    assert "ARCHITECTURE.md does not name src/audit/new_rule.rs" in r.stdout, r.stdout
+    assert "ARCHITECTURE.md names src/audit/built_arch.rs, which does not exist" in r.stdout, r.stdout

@@ -14,6 +14,9 @@
 
 5. processes are spawned (`Command::new`) only in the files SPAWNERS lists, and clippy.toml's
    comment and ARCHITECTURE.md's rule name each of them (a folder entry covers its files).
+6. ARCHITECTURE.md's map is whole and true: every file under src/ (but lib.rs) is named in it
+   (its path, or its name in backticks on a line that names its folder), and every `src/...`
+   path it names (src/, tests/, docs/; the feature index's included) exists.
 
 Prints each problem and exits 1, or prints a one-line summary. Run from anywhere:
 `python3 scripts/dev/check-layers.py [SRC]` (default: this checkout's src/).
@@ -152,6 +155,28 @@ def spawn_problems(files: list[Path]) -> list[str]:
     return out
 
 
+def map_problems(files: list[Path]) -> list[str]:
+    """Rule 6: a file ARCHITECTURE.md does not name, and a path it names that is not there."""
+    doc = SRC.parent / "ARCHITECTURE.md"
+    if not doc.is_file():
+        return []
+    lines = doc.read_text().splitlines()
+    text = "\n".join(lines)
+    out = []
+    for f in files + sorted(SRC.rglob("*.py")):
+        rel = f"src/{f.relative_to(SRC)}"
+        if rel == "src/lib.rs" or rel in text:
+            continue
+        folder = f"src/{f.parent.relative_to(SRC)}/"
+        if not any(f"`{f.name}`" in line and folder in line for line in lines):
+            out.append(f"ARCHITECTURE.md does not name {rel}")
+    for named in sorted(set(re.findall(r"\b(?:src|tests|docs)/[\w/.-]+\.(?:rs|py|md)\b", text))):
+        top = SRC.parent / named.split("/")[0]
+        if top.is_dir() and not (SRC.parent / named).is_file():
+            out.append(f"ARCHITECTURE.md names {named}, which does not exist")
+    return out
+
+
 def stage(path: Path) -> str:
     return module_of(path)[0] if module_of(path) else "lib"
 
@@ -195,6 +220,7 @@ def main() -> int:
     for f in files:
         problems.extend(long_functions(f))
     problems.extend(spawn_problems(files))
+    problems.extend(map_problems(files))
     for p in problems:
         print(p)
     if problems:
