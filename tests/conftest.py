@@ -27,6 +27,54 @@ CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", REPO / ".cache"))
 EXAMPLES = REPO / "examples"
 
 
+# Test tiers. A test's markers come from what it needs: the fixtures it uses (pytest's closure,
+# so a fixture built on `torch_python` marks its tests `torch` too) and, for needs no fixture
+# shows, its module. Nobody writes them on a test. `slow` is everything outside the fast tier
+# (`python -m pytest -m "not slow"`, run before every commit): any need but `cuda`, and the
+# tests measured over about 10 s each with warm caches (SLOW_MODULES, SLOW_TESTS below).
+TIERS = {
+    "cuda": "compiles CUDA code with nvcc (the toolkits are installed once and cached)",
+    "torch": "installs torch and its CUDA wheels (GBs)",
+    "jax": "installs jax and jaxlib",
+    "root": "runs in a Debian root (bullseye, or arm64 under qemu-user)",
+    "interpreter": "needs another CPython: the free-threaded 3.13t built from source, or pyenv's",
+    "service": "starts a server (redis, sccache's scheduler and build server)",
+    "slow": "outside the fast tier: any need but cuda, or over about 10 s with warm caches",
+}
+NEEDS_BY_FIXTURE = {
+    "cu13_home": "cuda", "toolkit_python": "cuda", "zig_python": "cuda",
+    "torch_python": "torch", "torch_facts": "torch",
+    "jax_python": "jax", "jax_wrapped": "jax",
+    "redis": "service", "cross_python": "root",
+    "ft_python": "interpreter", "py312": "interpreter",
+}
+NEEDS_BY_MODULE = {
+    "test_cross": {"root", "cuda"}, "test_release": {"root", "interpreter", "cuda"},
+    "test_dist": {"service", "cuda"}, "test_sccache": {"service", "cuda"},
+    "test_free_threaded": {"interpreter", "cuda"}, "test_jax": {"jax", "cuda"},
+    "test_torch": {"torch", "cuda"}, "test_torch_stable": {"torch", "cuda"},
+}
+SLOW_MODULES: set[str] = set()
+SLOW_TESTS: set[str] = set()
+
+
+def pytest_configure(config):
+    for name, doc in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.path.stem
+        needs = {NEEDS_BY_FIXTURE[f] for f in item.fixturenames if f in NEEDS_BY_FIXTURE}
+        needs |= NEEDS_BY_MODULE.get(module, set())
+        base = item.nodeid.split("[")[0].rsplit("::", 1)[-1]
+        if needs - {"cuda"} or module in SLOW_MODULES or f"{module}::{base}" in SLOW_TESTS:
+            needs.add("slow")
+        for name in sorted(needs):
+            item.add_marker(getattr(pytest.mark, name))
+
+
 def run(cmd, *, env=None, cwd=None, check=True, timeout=900):
     """Runs a command (never through a shell) and returns the CompletedProcess, text mode."""
     proc = subprocess.run(

@@ -94,6 +94,21 @@ def test_archs_the_project_chose_itself_are_said(wheelhouse, tmp_path):
     assert "CMAKE_CUDA_ARCHITECTURES" in line, line
 
 
+def test_archs_reach_a_project_that_picks_a_default_before_enabling_cuda(wheelhouse, tmp_path):
+    """ggml's pattern: `if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)` a list of its own, before CUDA
+    is enabled, where CUDAARCHS does not reach yet. `-C archs=90` reaches it through CMAKE_ARGS:
+    the wheel carries exactly sm_90 and compute_90, so no archs line. Control: the user's own
+    `cmake.define.CMAKE_CUDA_ARCHITECTURES` is left to win, and the line says what it gave."""
+    proc = own_archs_build(wheelhouse, tmp_path / "a", "-C", "cmake.define.OWN_ARCHS_DEFAULT=ON")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "cudawheel: archs: asked for" not in proc.stderr, proc.stderr[-3000:]
+    proc = own_archs_build(wheelhouse, tmp_path / "b", "-C", "cmake.define.OWN_ARCHS_DEFAULT=ON",
+                           "-C", "cmake.define.CMAKE_CUDA_ARCHITECTURES=80-real")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next((ln for ln in proc.stderr.splitlines() if "cudawheel: archs: asked for" in ln), None)
+    assert line is not None and "the wheel carries SASS sm_80" in line, proc.stderr[-3000:]
+
+
 def test_native_archs_without_a_gpu_is_an_error_with_the_fix(wheelhouse, tmp_path):
     proc = own_archs_build(wheelhouse, tmp_path, "-C", "cmake.define.OWN_ARCHS_NATIVE=ON")
     assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]

