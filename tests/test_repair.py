@@ -460,3 +460,56 @@ def test_a_wrapped_build_that_links_no_cuda_keeps_its_name(wheelhouse, tmp_path)
     assert sorted(n for n in w.names if not n.startswith("wrap_cpu_ext-")) == [
         "cpu_ext/__init__.py", "cpu_ext/_add.c", f"cpu_ext/_add{EXT_SUFFIX}"], w.names
     assert "links no CUDA: wrap_cpu_ext-0.1.0 keeps its name (wrap-cpu-ext)" in proc.stderr
+
+
+CTYPES_INIT = '''"""A package whose own code loads its CUDA library with ctypes (llama-cpp-python's way)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+_lib = ctypes.CDLL(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libctgpu.so"))
+
+
+def runtime() -> int:
+    return _lib.ct_runtime()
+'''
+
+
+def test_a_package_that_loads_its_cuda_library_with_ctypes_gets_the_check_in_its_init(
+        repair_python, toolkit, tmp_path):
+    """No extension module stands in front of a library the package's Python code loads: the
+    repair puts `_cuda_libs.preload()` in its `__init__.py`, after the docstring and the future
+    import. Without NVIDIA's runtime wheel the import is cudawheel's ImportError naming the
+    wheel (control: the library loaded as the package's code does, without the preload, is the
+    loader's bare OSError); with it, the library runs."""
+    build = tmp_path / "build"
+    build.mkdir()
+    lib = _cc(build / "libctgpu.so", "int cudaRuntimeGetVersion(int *);\n"
+              "int ct_runtime(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }\n",
+              "-Wl,-soname,libctgpu.so", f"-L{toolkit / 'lib'}", "-l:libcudart.so.13", f"-Wl,-rpath,{toolkit / 'lib'}")
+    wheel = _zip(tmp_path / "ct-0.1-cp311-cp311-linux_x86_64.whl", {"ct/__init__.py": CTYPES_INIT, "ct/lib/libctgpu.so": lib})
+    out = tmp_path / "out"
+    proc = run([repair_python, "-m", "cudawheel", "repair", wheel, "-w", out], env=clean_env(), check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "ct/__init__.py: the GPU check and NVIDIA's libraries before ct/lib/libctgpu.so" in proc.stderr, proc.stderr
+    (fixed,) = out.glob("*.whl")
+    w = Wheel(fixed)
+    w.check_record()
+    init = w.read("ct/__init__.py").decode()
+    head, rest = init.split("from __future__ import annotations\n", 1)
+    assert head.startswith('"""A package whose') and '__import__("ct._cuda_libs", fromlist=["preload"]).preload()' in rest
+    assert rest.index("preload()") < rest.index("import ctypes"), init
+    py = make_venv(tmp_path / "v")
+    run([py, "-m", "pip", "install", "-q", "--no-deps", fixed], env=clean_env())
+    proc = run([py, "-c", "import ct"], env=clean_env(), cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "ImportError: ct: cannot load the CUDA library libcudart.so.13" in proc.stderr, proc.stderr
+    assert "pip install 'nvidia-cuda-runtime" in proc.stderr, proc.stderr
+    bare = ("import ctypes, sysconfig, os\n"
+            "ctypes.CDLL(os.path.join(sysconfig.get_paths()['platlib'], 'ct', 'lib', 'libctgpu.so'))\n")
+    proc = run([py, "-c", bare], env=clean_env(), cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and "OSError: libcudart.so.13: cannot open shared object file" in proc.stderr, proc.stderr
+    run([py, "-m", "pip", "install", "-q", fixed], env=clean_env())
+    ok = run([py, "-c", "import ct; print(ct.runtime())"], env=clean_env(), cwd=tmp_path)
+    assert int(ok.stdout) >= 13000, ok.stdout + ok.stderr

@@ -85,6 +85,8 @@ fn extension_members(members: &[Member]) -> Vec<(&Member, String, String)> {
 pub(super) struct Reach {
     pub(super) nvidia: Vec<String>,
     pub(super) code: Vec<String>,
+    /// Every ELF of the wheel it loads, itself included.
+    pub(super) files: Vec<String>,
 }
 
 impl Reach {
@@ -114,6 +116,7 @@ fn reach(
         if !seen.insert(path) {
             continue;
         }
+        out.files.push(path.to_string());
         if gpu.contains_key(path) {
             out.code.push(path.to_string());
         }

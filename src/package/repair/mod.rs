@@ -20,6 +20,7 @@ mod error;
 mod floors;
 mod loader;
 mod needs;
+mod package_hook;
 mod siblings;
 mod tools;
 mod wheel_in;
@@ -163,6 +164,9 @@ pub(crate) fn repair_wheel(
         ));
     }
     let extensions = loader::extensions(&members, &reports, &needs, settings)?;
+    for line in package_hook::apply(&mut members, &reports, &needs, settings, &extensions) {
+        ui::status(&line);
+    }
     let helpers = loader::helpers(
         &members,
         &reports,
