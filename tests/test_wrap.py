@@ -368,6 +368,8 @@ def test_env_prints_a_toolkit_folder_that_works(toolkit_python, tmp_path):
     folder = tmp_path / "build/cudawheel/toolkit"
     assert env["CUDA_HOME"] == env["CUDAToolkit_ROOT"] == str(folder), env
     assert env["CUDACXX"] == str(folder / "bin/nvcc"), env
+    # A build that looks for nvcc on PATH (pycuda's configure) finds the same toolkit.
+    assert env["PATH"].split(":")[0] == str(folder / "bin"), env["PATH"]
     assert env["CUDAARCHS"] == "80-real;90" and env["TORCH_CUDA_ARCH_LIST"] == "8.0;9.0+PTX", env
     assert int(env["CMAKE_BUILD_PARALLEL_LEVEL"]) >= 1 and env["MAX_JOBS"] == env["CMAKE_BUILD_PARALLEL_LEVEL"]
     # nvcc started from the folder takes it as its toolkit root (its own nvcc.profile).

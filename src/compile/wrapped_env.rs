@@ -234,6 +234,13 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
         ("CUDAARCHS".into(), i.archs.0.clone()),
         ("TORCH_CUDA_ARCH_LIST".into(), i.archs.1.clone()),
     ];
+    // A build that takes the toolkit as the folder above `nvcc` on PATH, reading none of the
+    // variables above (pycuda's configure), finds the same one.
+    let path = i.env.get("PATH").map_or(String::new(), |p| format!(":{p}"));
+    vars.push((
+        "PATH".into(),
+        format!("{}{path}", i.toolkit.root.join("bin").display()),
+    ));
     let host = &i.toolchain.host;
     let host_cmd = std::iter::once(host.path.display().to_string())
         .chain(host.args.iter().cloned())
