@@ -69,7 +69,7 @@ needed = [t.needed for t in dyn.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
 rpath = [getattr(t, "rpath", getattr(t, "runpath", "")) for t in dyn.iter_tags()
          if t.entry.d_tag in ("DT_RPATH", "DT_RUNPATH")]
 print(cuda[0], "NEEDED", needed, "RPATH", rpath)
-for lib in ("libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13"):
+for lib in ("libcudart.so.13", "libcublas.so.13"):  # cublasLt comes through cublas
     assert lib in needed, (lib, needed)
 assert any("$ORIGIN" in r and "nvidia/cu13/lib" in r for r in rpath), rpath
 for dist in ("nvidia-cuda-runtime", "nvidia-cublas"):
@@ -88,6 +88,10 @@ PYEOF
         ln -sf "$(ls /usr/local/cuda/lib64/$lib /usr/local/cuda/targets/*/lib/$lib 2>/dev/null | head -n1)" \
           "$site/nvidia/cu13/lib/$lib"
       done
+      # ggml links NCCL where the build finds it (the GPU machine has it): nvidia-nccl-cu13
+      # (300 MB) is not carried either; the system's copy goes where the RPATH looks.
+      lib=$(/sbin/ldconfig -p | awk '/libnccl.so.2 /{print $NF; exit}')
+      if [[ -n $lib ]]; then mkdir -p "$site/nvidia/nccl/lib"; ln -sf "$lib" "$site/nvidia/nccl/lib/libnccl.so.2"; fi
       (cd /tmp && "$V/bin/python" "$ROOT/scripts/gpu-checks/llama_tiny_model.py" write "$m") || return 1
       (cd /tmp && "$V/bin/python" "$ROOT/scripts/gpu-checks/llama_tiny_model.py" logits "$m" 0 "$work/cpu.npy" \
         2>"$work/cpu.log") || { tail -n 30 "$work/cpu.log"; return 1; }

@@ -19,7 +19,7 @@ import numpy as np
 
 N_VOCAB, N_EMBD, N_FF, N_LAYER, N_HEAD, N_CTX = 256, 128, 256, 2, 4, 128
 PROMPT = [1, 17, 42, 99, 7, 200, 13, 64, 5, 128]
-TOL = 1e-3  # of the largest absolute logit
+TOL = 5e-3  # of the largest absolute logit (cuBLAS and the CPU sum in other orders: 0.1 % seen)
 
 
 def write(path: str) -> None:
