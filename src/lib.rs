@@ -37,6 +37,8 @@ mod compile;
 mod config;
 mod doctor;
 mod error;
+#[cfg(test)]
+mod error_snapshots;
 #[doc(hidden)]
 pub mod fuzz_entry;
 mod hint;
