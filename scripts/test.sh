@@ -5,6 +5,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# In CI (CI=true), .cache is a link to a folder kept between runs on one machine
+# (CUDAWHEEL_CI_CACHE, default ~/.cache/cudawheel-ci), as CI services keep a cache: downloads
+# (pip, uv: torch, jax and NVIDIA's wheels are GBs), the toolkits, roots and tools built from
+# source (sccache-dist, CPython 3.13t) are made once per machine, each checked by its own
+# version stamp. A fresh machine fills it on its first run (the cold time in CONTRIBUTING.md).
+if [[ ${CI:-} == true && ! -e .cache && ! -L .cache ]]; then
+  ci_cache=${CUDAWHEEL_CI_CACHE:-$HOME/.cache/cudawheel-ci}
+  mkdir -p "$ci_cache"
+  ln -s "$ci_cache" .cache
+  # Its real path for what records where it was made (CPython's prefix, the toolkits' links):
+  # the same in every clone.
+  export CUDAWHEEL_TEST_CACHE=${CUDAWHEEL_TEST_CACHE:-$(cd "$ci_cache" && pwd -P)}
+fi
 export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$PWD/.cache/pip}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 step() { printf '\n=== %s (%ss)\n' "$*" "$SECONDS" >&2; }
