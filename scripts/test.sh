@@ -17,6 +17,8 @@ if [[ ${CI:-} == true && ! -e .cache && ! -L .cache ]]; then
   # Its real path for what records where it was made (CPython's prefix, the toolkits' links):
   # the same in every clone.
   export CUDAWHEEL_TEST_CACHE=${CUDAWHEEL_TEST_CACHE:-$(cd "$ci_cache" && pwd -P)}
+  # Cargo's build folder too: the crates.io dependencies compile once per machine.
+  export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CUDAWHEEL_TEST_CACHE/target}
 fi
 export PIP_CACHE_DIR=${PIP_CACHE_DIR:-$PWD/.cache/pip}
 export PIP_DISABLE_PIP_VERSION_CHECK=1

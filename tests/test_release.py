@@ -132,7 +132,7 @@ def test_sdist_builds(release, tmp_path):
         names = set(tar.getnames())
     top = f"cudawheel-{VERSION}"
     assert {f"{top}/Cargo.lock", f"{top}/PKG-INFO", f"{top}/src/lib.rs", f"{top}/python/cudawheel/__init__.py"} <= names
-    env = clean_env(CARGO_TARGET_DIR=REPO / "target", MATURIN_PEP517_ARGS="--profile dev")
+    env = clean_env(CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR", REPO / "target"), MATURIN_PEP517_ARGS="--profile dev")
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", tmp_path / "w", release["sdist"]], env=env, timeout=1800)
     (built,) = (tmp_path / "w").glob("cudawheel-*.whl")
     assert built.name.startswith(f"cudawheel-{VERSION}-cp39-abi3-"), built.name
