@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: Rust checks and unit tests, the backend wheel built once,
+# The test suite, as CI runs it: Rust checks and unit tests, the backend wheel built once,
 # then the pytest suite that builds real CUDA projects with it (toolkits from PyPI, cached in
-# .cache/). Extra arguments go to pytest.
+# .cache/). CUDAWHEEL_SLOW_TESTS=1 adds the slowest modules (release, cross builds, build
+# cluster). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -28,10 +29,14 @@ step "python test requirements"
 "$PY" -m pip install -q -r requirements-dev.txt
 step "redis-server (Debian) for the sccache test"
 bash scripts/env/install-redis.sh >/dev/null
-step "sccache with dist-server (crates.io, built once into .cache/tools) and bubblewrap for the sccache-dist test"
-bash scripts/env/install-sccache-dist.sh >/dev/null
-step "Debian arm64 root and qemu-user-static for the cross-build test"
-bash scripts/env/make-arm64-root.sh >/dev/null
+# The build cluster, cross-build and release tests run with CUDAWHEEL_SLOW_TESTS=1 (tests/conftest.py,
+# SLOW_ONLY): what only they need is made then.
+if [[ ${CUDAWHEEL_SLOW_TESTS:-} == 1 ]]; then
+  step "sccache with dist-server (crates.io, built once into .cache/tools) and bubblewrap for the sccache-dist test"
+  bash scripts/env/install-sccache-dist.sh >/dev/null
+  step "Debian arm64 root and qemu-user-static for the cross-build test"
+  bash scripts/env/make-arm64-root.sh >/dev/null
+fi
 step "free-threaded CPython 3.13.5t (Debian's source, built once into .cache/python) for the free-threaded tests and the backend's cp313t wheel"
 CUDAWHEEL_FT_PYTHON=$(bash scripts/env/python-ft.sh | tail -n1)
 export CUDAWHEEL_FT_PYTHON
