@@ -61,11 +61,12 @@ SLOW_MODULES = {
     "test_incremental", "test_jax", "test_libraries", "test_manylinux", "test_memory_pressure", "test_mixed",
     "test_porting", "test_python_toolkit", "test_release", "test_repair", "test_size_budget", "test_split",
     "test_torch", "test_torch_stable", "test_variants", "test_wheel_size", "test_wrap", "test_wrap_wild",
-    "test_layouts", "test_scale", "test_sccache", "test_sdist",
+    "test_layouts", "test_scale", "test_sccache", "test_sdist", "test_import_check",
 }
 SLOW_TESTS = {
     "test_import_check::test_the_verdict_fires_at_import",
     "test_errors::test_manylinux_refuses_a_libstdcxx_library",
+    "test_errors::test_manylinux_names_a_too_new_symbol",
     "test_errors::test_api_newer_than_the_runtime_wheel_linked",
     "test_archs::test_target_archs_reach_nvcc_exactly",
     "test_archs::test_thread_budget_and_memory_admission",
