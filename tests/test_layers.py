@@ -13,6 +13,17 @@ def run(src: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(CHECK), str(src)], capture_output=True, text=True)
 
 
+def tree_with_maps(tmp_path: Path, edited: str, old: str, new: str) -> Path:
+    """A copy of src/ beside copies of clippy.toml and ARCHITECTURE.md, `old` replaced by `new`
+    in the one named `edited`."""
+    src = tmp_path / "src"
+    shutil.copytree(REPO / "src", src)
+    for doc in ("clippy.toml", "ARCHITECTURE.md"):
+        text = (REPO / doc).read_text()
+        (tmp_path / doc).write_text(text.replace(old, new) if doc == edited else text)
+    return src
+
+
 def test_src_keeps_its_layers():
     r = run(REPO / "src")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -59,13 +70,7 @@ def test_a_long_function_is_found(tmp_path):
 def test_a_spawn_outside_the_listed_files_is_found(tmp_path):
     # Control: a `Command::new` in a file SPAWNERS does not list is named; the maps name each
     # listed spawner (a folder or file that clippy.toml or ARCHITECTURE.md forgets is found too).
-    src = tmp_path / "src"
-    shutil.copytree(REPO / "src", src)
-    for doc in ("clippy.toml", "ARCHITECTURE.md"):
-        text = (REPO / doc).read_text()
-        if doc == "clippy.toml":
-            text = text.replace("compile/wrapped.rs", "compile/wrapper.rs")
-        (tmp_path / doc).write_text(text)
+    src = tree_with_maps(tmp_path, "clippy.toml", "compile/wrapped.rs", "compile/wrapper.rs")
     f = src / "ui.rs"
     f.write_text(f.read_text() + "\n#[allow(dead_code)]\nfn spawn() { let _ = std::process::Command::new(\"true\"); }\n")
     r = run(src)
@@ -77,13 +82,7 @@ def test_a_spawn_outside_the_listed_files_is_found(tmp_path):
 def test_a_file_the_map_forgets_and_a_path_it_invents_are_found(tmp_path):
     # Control: a new source file ARCHITECTURE.md does not name, and a feature-index path that
     # does not exist, are both named; the unchanged map passes (test_src_keeps_its_layers).
-    src = tmp_path / "src"
-    shutil.copytree(REPO / "src", src)
-    for doc in ("clippy.toml", "ARCHITECTURE.md"):
-        text = (REPO / doc).read_text()
-        if doc == "ARCHITECTURE.md":
-            text = text.replace("`src/audit/built_archs.rs` →", "`src/audit/built_arch.rs` →")
-        (tmp_path / doc).write_text(text)
+    src = tree_with_maps(tmp_path, "ARCHITECTURE.md", "`src/audit/built_archs.rs` →", "`src/audit/built_arch.rs` →")
     (src / "audit" / "new_rule.rs").write_text("//! A rule nobody mapped.\n")
     r = run(src)
     assert r.returncode == 1
