@@ -45,17 +45,17 @@ fn split_module(file: &str) -> Option<(&str, &str)> {
     (valid && suffix.ends_with(".so")).then_some((stem, suffix))
 }
 
+/// A member auditwheel grafted (`<pkg>.libs/`) or one of the `.data` folders: in no package.
+pub(super) fn grafted_or_data(path: &str) -> bool {
+    path.contains(".libs/") || path.split('/').next().is_some_and(|t| t.ends_with(".data"))
+}
+
 /// The ELF members that are Python extension modules: named `<module><suffix>.so` and
 /// exporting `PyInit_<module>`.
 fn extension_members(members: &[Member]) -> Vec<(&Member, String, String)> {
     let mut out = Vec::new();
     for m in members.iter().filter(|m| m.is_elf()) {
-        if m.path.contains(".libs/")
-            || m.path
-                .split('/')
-                .next()
-                .is_some_and(|t| t.ends_with(".data"))
-        {
+        if grafted_or_data(&m.path) {
             continue;
         }
         let (dir, file) = m.path.rsplit_once('/').unwrap_or(("", &m.path));
@@ -131,7 +131,8 @@ fn reach(
     out
 }
 
-/// The members with GPU code, and what it is.
+/// The members with GPU code, and what it is: read once per repair (walking the fatbins of
+/// big libraries takes time) and passed to `extensions`, `helpers` and the package hook.
 pub(super) fn gpu_members(members: &[Member]) -> BTreeMap<String, GpuCode> {
     members
         .iter()
@@ -149,16 +150,16 @@ pub(super) fn gpu_members(members: &[Member]) -> BTreeMap<String, GpuCode> {
 pub(super) fn extensions(
     members: &[Member],
     reports: &BTreeMap<String, ElfReport>,
+    gpu: &BTreeMap<String, GpuCode>,
     needs: &Needs,
     settings: &RepairSettings,
 ) -> Result<Vec<Extension>, RepairError> {
     if !settings.check_gpu || !needs.links_cuda() {
         return Ok(Vec::new());
     }
-    let gpu = gpu_members(members);
     let mut out = Vec::new();
     for (m, dotted, suffix) in extension_members(members) {
-        let reached = reach(&m.path, reports, &gpu, needs);
+        let reached = reach(&m.path, reports, gpu, needs);
         if reached.is_empty() {
             continue;
         }
@@ -210,6 +211,7 @@ type HelperData = (
 pub(super) fn helpers(
     members: &[Member],
     reports: &BTreeMap<String, ElfReport>,
+    gpu: &BTreeMap<String, GpuCode>,
     needs: &Needs,
     settings: &RepairSettings,
     (dist, extensions): (&str, &[Extension]),
@@ -224,7 +226,6 @@ pub(super) fn helpers(
             requirement: n.provider.requirement(),
         })
     };
-    let gpu = gpu_members(members);
     let mut by_helper: BTreeMap<String, HelperData> = BTreeMap::new();
     let add = |data: &mut HelperData, libs: &mut dyn Iterator<Item = &String>, code: &[String]| {
         for p in libs.filter_map(preload) {
@@ -242,12 +243,7 @@ pub(super) fn helpers(
         }
     };
     for m in members.iter().filter(|m| reports.contains_key(&m.path)) {
-        if m.path.contains(".libs/")
-            || m.path
-                .split('/')
-                .next()
-                .is_some_and(|t| t.ends_with(".data"))
-        {
+        if grafted_or_data(&m.path) {
             continue;
         }
         let data = by_helper.entry(helper_path(&m.path)).or_default();

@@ -163,13 +163,15 @@ pub(crate) fn repair_wheel(
             stem.display
         ));
     }
-    let extensions = loader::extensions(&members, &reports, &needs, settings)?;
-    for line in package_hook::apply(&mut members, &reports, &needs, settings, &extensions) {
+    let gpu = loader::gpu_members(&members);
+    let extensions = loader::extensions(&members, &reports, &gpu, &needs, settings)?;
+    for line in package_hook::apply(&mut members, &reports, &gpu, &needs, settings, &extensions) {
         ui::status(&line);
     }
     let helpers = loader::helpers(
         &members,
         &reports,
+        &gpu,
         &needs,
         settings,
         (&stem.display, &extensions),
@@ -422,13 +424,15 @@ pub(crate) fn plan_of_bytes(path: &Path, wheel: &[u8]) -> Result<Vec<String>, Re
         &settings,
     ));
     needs.pins = own;
-    let extensions = loader::extensions(&input.members, &reports, &needs, &settings)?;
+    let gpu = loader::gpu_members(&input.members);
+    let extensions = loader::extensions(&input.members, &reports, &gpu, &needs, &settings)?;
     for ext in &extensions {
         out.push(format!("{} -> {}", ext.loader_path, ext.real_path));
     }
     for (path, text) in loader::helpers(
         &input.members,
         &reports,
+        &gpu,
         &needs,
         &settings,
         (&stem.display, &extensions),

@@ -9,17 +9,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::loader::{gpu_members, Extension};
+use super::loader::{grafted_or_data, Extension};
 use super::needs::Needs;
 use super::wheel_in::Member;
 use super::RepairSettings;
 use crate::audit::elf_rules::ElfReport;
+use crate::inspect::fatbin::GpuCode;
 
 /// Inserts the preload into the `__init__.py` of each package that needs it; returns the
 /// status lines (what got the check, and a library no `__init__.py` can stand in front of).
 pub(super) fn apply(
     members: &mut [Member],
     reports: &BTreeMap<String, ElfReport>,
+    gpu: &BTreeMap<String, GpuCode>,
     needs: &Needs,
     settings: &RepairSettings,
     extensions: &[Extension],
@@ -27,7 +29,6 @@ pub(super) fn apply(
     if !settings.check_gpu || !needs.links_cuda() {
         return Vec::new();
     }
-    let gpu = gpu_members(members);
     let reached: BTreeSet<&str> = extensions
         .iter()
         .flat_map(|e| e.reach.files.iter().map(String::as_str))
@@ -36,14 +37,8 @@ pub(super) fn apply(
     for (path, report) in reports {
         let cuda =
             gpu.contains_key(path) || report.needed.iter().any(|l| needs.nvidia.contains_key(l));
-        let is_extension = extensions.iter().any(|e| &e.member == path);
-        let top = path.split('/').next().unwrap_or_default();
-        if !cuda
-            || is_extension
-            || reached.contains(path.as_str())
-            || top.ends_with(".data")
-            || top.ends_with(".libs")
-        {
+        // A wrapped extension reaches itself: its loader runs the check.
+        if !cuda || reached.contains(path.as_str()) || grafted_or_data(path) {
             continue;
         }
         if let Some((package, _)) = path.split_once('/') {
