@@ -52,7 +52,6 @@ pub(crate) fn matrix(
         return wheels(req, wheel_dir, library);
     }
     let config = Config::load(req.source_tree, req.overrides)?;
-    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     let mut written = Vec::new();
     for &major in majors {
         let overrides = for_major(req.overrides, major, &config.tool.build_dir);
@@ -70,7 +69,7 @@ pub(crate) fn matrix(
             }
         }
     }
-    if variant.is_some() {
+    if config.variant.is_some() {
         for index in variants::index_for_dir(wheel_dir)? {
             ui::status(&format!("wrote {}", index.display()));
             written.push(index);

@@ -8,7 +8,6 @@ use crate::compile::wrapped::WrapError;
 use crate::config::{wrapped, Config};
 use crate::error::Error;
 use crate::package::archive::Files;
-use crate::package::variants;
 use crate::package::wheel as wheel_files;
 use crate::pipeline::{self, Wheels};
 
@@ -32,7 +31,6 @@ pub(crate) fn get_requires_for_build_wheel(req: &Request<'_>) -> Result<Vec<Stri
         return crate::wrap::wrapped_requires(&w, req, "get_requires_for_build_wheel");
     }
     let config = Config::load(req.source_tree, req.overrides)?;
-    variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
     build_requirements(&config.tool, &req.overrides.env, req.python)
 }
 

@@ -385,7 +385,7 @@ pub(crate) fn build_one(
 pub(crate) fn sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
     let config = Config::load(req.source_tree, req.overrides)?;
     let plan = BuildPlan::new(&config, req.python)?;
-    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
+    let variant = config.variant.clone();
     // A variant sdist has the project's own name and builds every CUDA major: no major is
     // pinned, and discovery need not find a toolkit.
     let major = match variant {

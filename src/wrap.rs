@@ -44,7 +44,7 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
     // `native` on a builder with no GPU: nvcc only warns and builds its default arch.
     built_archs::check_native(&w.backend, &nvcc_lines, &p.gencodes)?;
     // The build's CUDA major, for GPU code with the static runtime (no libcudart by SONAME).
-    let settings = RepairSettings::from_tool(&w.tool)
+    let settings = RepairSettings::from_tool(&w.tool, w.variant.clone())
         .with_python(req.python.clone())
         .with_cuda_major(Some(p.cuda_major));
     let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|e| {

@@ -67,7 +67,9 @@ fn the_all_keys_seed_is_a_valid_configuration() {
     assert!(cudawheel::fuzz_entry::config(&data));
     for key in cudawheel::fuzz_entry::config_keys() {
         let line = format!("\n{} = ", key.name);
-        let left_out = key.name.is_empty() || fuzz_inputs::FILE_KEYS.contains(&key.name);
+        let left_out = key.name.is_empty()
+            || fuzz_inputs::FILE_KEYS.contains(&key.name)
+            || fuzz_inputs::EXCLUDED_BY_VARIANT.contains(&key.name);
         assert!(
             left_out || String::from_utf8_lossy(&data).contains(&line),
             "{line}"
@@ -171,6 +173,9 @@ mod fuzz_inputs {
     /// Keys whose value names a file of the project (which the fuzz target's project folder
     /// lacks): each in its own seed, left out of the all-keys seed, which must be valid.
     pub(crate) const FILE_KEYS: &[&str] = &["version-file"];
+    /// Keys the all-keys seed's `variant` excludes (a variant build is not the null variant
+    /// and keeps the project's name): each in its own seed, left out of the all-keys seed.
+    pub(crate) const EXCLUDED_BY_VARIANT: &[&str] = &["null-variant", "name-suffix"];
 
     /// `[project]` keys (not in the key table: serde reads them).
     const PROJECT_KEYS: &[&str] = &[
@@ -229,7 +234,9 @@ mod fuzz_inputs {
                 let project = match FILE_KEYS.contains(&k.name) {
                     true => DYNAMIC_PROJECT,
                     false => {
-                        all.push_str(&format!("{} = {v}\n", k.name));
+                        if !EXCLUDED_BY_VARIANT.contains(&k.name) {
+                            all.push_str(&format!("{} = {v}\n", k.name));
+                        }
                         PROJECT
                     }
                 };

@@ -1,23 +1,14 @@
 //! The variant part of the wheel audit (PEP 825): a variant wheel's label, its
-//! `.dist-info/variant.json` and RECORD agree; and the naming facts every stage shares (the
-//! label's spelling, the `null` label, where `variant.json` lives, how a file name splits).
+//! `.dist-info/variant.json` and RECORD agree; and the naming facts later stages share (where
+//! `variant.json` lives, how a file name splits; the label's spelling is `config::variant`'s).
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-/// The label reserved for the zero-property variant.
-pub(crate) const NULL_LABEL: &str = "null";
+pub(crate) use crate::config::variant::{label_ok, NULL_LABEL};
 /// The member name inside `.dist-info`.
 pub(crate) const DIST_INFO_FILE: &str = "variant.json";
-
-/// Whether `label` is a valid PEP 825 variant label.
-pub(crate) fn label_ok(label: &str) -> bool {
-    !label.is_empty()
-        && label
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
-}
 
 /// The parts of a wheel file name: `(name, version, label)`; `label` is `None` for an
 /// ordinary wheel. A build tag starts with a digit, a python tag never does (PEP 825).

@@ -66,6 +66,8 @@ pub(crate) enum ConfigError {
     },
     #[error("`project.dynamic` lists `version`, but {why}")]
     DynamicVersion { why: String },
+    #[error(transparent)]
+    Variant(#[from] SpecError),
     #[error("`tool.cudawheel.version-file` = {file:?} {why}")]
     VersionFile {
         file: String,
@@ -77,6 +79,7 @@ pub(crate) enum ConfigError {
 impl Hint for ConfigError {
     fn hints(&self) -> Vec<String> {
         match self {
+            ConfigError::Variant(e) => e.hints(),
             ConfigError::UnknownKey {
                 suggestion: Some(s),
                 ..
@@ -147,5 +150,59 @@ fn fix_at(origin: &Origin, key: &str, what: &str) -> String {
         Origin::Pyproject => format!("{what}: change `{key}` in pyproject.toml"),
         Origin::Setting(name) => format!("{what}: change the config setting `-C {name}=...`"),
         Origin::Env(var) => format!("{what}: change or unset the environment variable `{var}`"),
+    }
+}
+
+/// A variant setting that cannot make a wheel.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SpecError {
+    #[error("`{key}` (from {origin}): {text:?} is not a variant property `namespace :: feature :: value`")]
+    BadProperty {
+        key: String,
+        origin: Origin,
+        text: String,
+    },
+    #[error("`{key}` (from {origin}): the variant label {label:?} {why}")]
+    BadLabel {
+        key: String,
+        origin: Origin,
+        label: String,
+        why: String,
+    },
+    #[error("`tool.cudawheel.{key}` (from {origin}) is set, but this is not a variant build")]
+    NotAVariant { key: String, origin: Origin },
+    #[error("`tool.cudawheel.null-variant` and `tool.cudawheel.variant` are both set: the null variant has no properties")]
+    NullWithProperties,
+    #[error("`tool.cudawheel.name-suffix` (from {origin}) is set, but a variant build keeps the project's own name")]
+    SuffixWithVariant { origin: Origin },
+    #[error("pyproject.toml's `[variant]` table {why}")]
+    BadTable { why: String },
+    #[error("the variant properties use the namespace `{namespace}`, which pyproject.toml's `[variant]` table does not declare")]
+    UndeclaredNamespace { namespace: String },
+}
+
+impl Hint for SpecError {
+    fn hints(&self) -> Vec<String> {
+        match self {
+            SpecError::BadProperty { .. } => vec![
+                "write properties as `nvidia :: cuda_version_lower_bound :: 12.8`: namespace and feature of [a-z0-9_], value of [a-z0-9_.]; separate several with `;` in -C or the environment".into(),
+                "or set `variant = \"cuda\"` to derive them from what was built".into(),
+            ],
+            SpecError::BadLabel { .. } => vec![
+                "a label holds only lower-case letters, digits, `_` and `.`; `null` is kept for the zero-property variant (`null-variant = true`)".into(),
+            ],
+            SpecError::NotAVariant { .. } => vec![
+                "add `-C variant=cuda` (or explicit properties, or `-C null-variant=true`), or drop the setting".into(),
+            ],
+            SpecError::NullWithProperties => {
+                vec!["drop `variant` for the null variant, or `null-variant` for one with properties".into()]
+            }
+            SpecError::SuffixWithVariant { .. } => vec![
+                "remove `name-suffix`: variant wheels of every CUDA major share one name and differ by their label (`variant-label`)".into(),
+            ],
+            SpecError::BadTable { .. } | SpecError::UndeclaredNamespace { .. } => vec![
+                "declare each namespace in `[variant.default-priorities] namespace = [...]` and give it a `[variant.providers.<namespace>]` entry (`requires`, `plugin-api`)".into(),
+            ],
+        }
     }
 }

@@ -18,6 +18,7 @@ mod schema;
 mod tables;
 mod tool;
 mod values;
+pub(crate) mod variant;
 mod version_file;
 pub(crate) mod wrapped;
 
@@ -46,8 +47,9 @@ pub(crate) struct Config {
     pub(crate) source_date_epoch: Option<u64>,
     /// The pyproject.toml text as read (the sdist ships it).
     pub(crate) pyproject_text: String,
-    /// The top-level `[variant]` table (PEP 817's providers and priorities), if any.
-    pub(crate) variant_table: Option<toml::Table>,
+    /// The variant the build makes (PEP 825), or `None` for an ordinary wheel: the settings
+    /// and pyproject.toml's `[variant]` table, cross-checked.
+    pub(crate) variant: Option<variant::Spec>,
 }
 
 #[derive(serde::Deserialize)]
@@ -79,6 +81,23 @@ impl RawDocument {
                 origin: Origin::Pyproject,
                 expected: "a table".into(),
                 found: "another type".into(),
+            }),
+        }
+    }
+}
+
+impl RawDocument {
+    /// The top-level `[variant]` table (PEP 817's providers and priorities), if any; any
+    /// other type is an error.
+    fn variant_section(&self) -> Result<Option<&toml::Table>, ConfigError> {
+        match &self.variant {
+            None => Ok(None),
+            Some(toml::Value::Table(t)) => Ok(Some(t)),
+            Some(other) => Err(ConfigError::WrongType {
+                key: "variant".into(),
+                origin: Origin::Pyproject,
+                expected: "a table (`[variant]`)".into(),
+                found: other.type_str().into(),
             }),
         }
     }
@@ -146,25 +165,14 @@ impl Config {
                     })?,
             ),
         };
-        let variant_table = match doc.variant {
-            None => None,
-            Some(toml::Value::Table(t)) => Some(t),
-            Some(other) => {
-                return Err(ConfigError::WrongType {
-                    key: "variant".into(),
-                    origin: Origin::Pyproject,
-                    expected: "a table (`[variant]`)".into(),
-                    found: other.type_str().into(),
-                })
-            }
-        };
+        let variant = variant::Spec::parse(&tool, doc.variant_section()?)?;
         Ok(Config {
             root,
             project,
             tool,
             source_date_epoch,
             pyproject_text: text,
-            variant_table,
+            variant,
         })
     }
 }

@@ -11,6 +11,7 @@ use super::error::ConfigError;
 use super::keys::{ToolConfig, TOP_KEYS};
 use super::layered::Overrides;
 use super::origin::Origin;
+use super::variant::Spec;
 
 /// A wrapped build's settings.
 #[derive(Debug, Clone)]
@@ -22,6 +23,8 @@ pub(crate) struct Wrapped {
     pub(crate) tool: ToolConfig,
     /// The `-C` settings that are not cudawheel's, for the wrapped backend.
     pub(crate) passed: BTreeMap<String, String>,
+    /// The variant the repaired wheel becomes (`[tool.cudawheel]` and `[variant]`), if any.
+    pub(crate) variant: Option<Spec>,
 }
 
 /// Whether a `-C` setting is cudawheel's.
@@ -95,6 +98,7 @@ fn read(
             backend: String::new(),
             tool: ToolConfig::parse(&empty, &Overrides::default())?,
             passed: BTreeMap::new(),
+            variant: None,
         };
         return Ok((nothing, false));
     }
@@ -108,11 +112,13 @@ fn read(
         env: overrides.env.clone(),
     };
     let tool = ToolConfig::parse(table, &own)?;
+    let variant = Spec::parse(&tool, doc.variant_section()?)?;
     let wrapped = Wrapped {
         root,
         backend: tool.build_backend.clone().unwrap_or_default(),
         tool,
         passed,
+        variant,
     };
     Ok((wrapped, wrapping))
 }
@@ -168,6 +174,30 @@ mod tests {
             w.passed.keys().collect::<Vec<_>>(),
             vec!["cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA"]
         );
+    }
+
+    #[test]
+    fn the_variant_is_read_with_the_variant_section() {
+        let tool =
+            "[tool.cudawheel]\nbuild-backend = \"scikit_build_core.build\"\nvariant = \"cuda\"\n";
+        let table = "[variant.default-priorities]\nnamespace = [\"nvidia\"]\n\
+                     [variant.providers.nvidia]\nrequires = [\"own-provider>=2\"]\n";
+        let dir = project(&format!("{tool}{table}"));
+        let w = load(dir.path(), &overrides(&[])).unwrap().unwrap();
+        let spec = w.variant.expect("a variant build");
+        assert_eq!(spec.providers["nvidia"]["requires"][0], "own-provider>=2");
+        // Control: no `variant` setting, no variant (the table alone makes none).
+        let dir = project(&format!("[tool.cudawheel]\nbuild-backend = \"x\"\n{table}"));
+        assert!(load(dir.path(), &overrides(&[]))
+            .unwrap()
+            .unwrap()
+            .variant
+            .is_none());
+        // A table that does not declare the namespace used is the build's error, not a repair's.
+        let bad = "[variant.default-priorities]\nnamespace = [\"other\"]\n[variant.providers.other]\nrequires = []\n";
+        let dir = project(&format!("{tool}{bad}"));
+        let err = load(dir.path(), &overrides(&[])).unwrap_err();
+        assert!(err.to_string().contains("namespace `nvidia`"), "{err}");
     }
 
     #[test]

@@ -49,15 +49,7 @@ pub fn config(data: &[u8]) -> bool {
             let _ = format!("{cfg:?}");
             let sources = crate::plan::arch_sources::sources(&cfg.tool);
             let _ = format!("{sources:?}");
-            match crate::package::variants::Spec::from_config(&cfg.tool, cfg.variant_table.as_ref())
-            {
-                Ok(spec) => {
-                    let _ = format!("{spec:?}");
-                }
-                Err(e) => {
-                    let _ = crate::render(&crate::Error::from(e));
-                }
-            }
+            let _ = format!("{:?}", cfg.variant);
             true
         }
         Err(e) => {

@@ -1,9 +1,10 @@
-//! Wheel variants (PEP 825): which variant a build makes, its properties (derived from the GPU
-//! code in the built ELF files, or written by the user), `variant.json`, and the index-level
-//! `{name}-{version}-variants.json` merged from finished variant wheels.
+//! Wheel variants (PEP 825) as files: a variant wheel's label and properties (derived from the
+//! GPU code in the built ELF files, or the user's), its `variant.json`, and the index-level
+//! `{name}-{version}-variants.json` merged from finished variant wheels. Which variant a build
+//! makes is decided once, in `config::variant`.
 //!
-//! The PEPs are drafts: the `$schema` URL and the NVIDIA provider's defaults live here and
-//! nowhere else. Pure apart from reading wheel files in `index_for_dir`.
+//! The PEPs are drafts: the `$schema` URL lives here and nowhere else. Pure apart from reading
+//! wheel files in `index_for_dir`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -11,49 +12,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-pub(crate) use crate::audit::variant_audit::{
-    label_ok, split_wheel_name, DIST_INFO_FILE, NULL_LABEL,
-};
-use crate::config::{DriverFloor, Origin, Sourced, ToolConfig};
+pub(crate) use crate::audit::variant_audit::{split_wheel_name, DIST_INFO_FILE};
+pub(crate) use crate::config::variant::{Properties, Property, Spec, NULL_LABEL, NVIDIA_NAMESPACE};
+use crate::config::DriverFloor;
 use crate::hint::Hint;
 
 /// `$schema` of the `variant.json` cudawheel writes: the providers-era schema uv 0.13.8
 /// recognises (variantlib 0.2.2 writes `https://variants-schema.wheelnext.dev/v0.2.0.json` and
 /// reads either).
 pub(crate) const SCHEMA_URL: &str = "https://variants-schema.wheelnext.dev/peps/850/v0.2.0.json";
-/// The namespace of NVIDIA's provider, and the provider entry written when the project's
-/// `[variant]` table declares none.
-pub(crate) const NVIDIA_NAMESPACE: &str = "nvidia";
-pub(crate) const NVIDIA_PROVIDER_REQUIRES: &str = "nvidia-variant-provider>=0.0.1,<1.0.0";
-pub(crate) const NVIDIA_PLUGIN_API: &str = "nvidia_variant_provider.plugin:NvidiaVariantPlugin";
 /// NVIDIA's features that cudawheel derives.
 pub(crate) const LOWER_BOUND: &str = "cuda_version_lower_bound";
 pub(crate) const SM_ARCH: &str = "sm_arch";
+/// A variants index that cannot be written.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum VariantError {
-    #[error("`{key}` (from {origin}): {text:?} is not a variant property `namespace :: feature :: value`")]
-    BadProperty {
-        key: String,
-        origin: Origin,
-        text: String,
-    },
-    #[error("`{key}` (from {origin}): the variant label {label:?} {why}")]
-    BadLabel {
-        key: String,
-        origin: Origin,
-        label: String,
-        why: String,
-    },
-    #[error("`tool.cudawheel.{key}` (from {origin}) is set, but this is not a variant build")]
-    NotAVariant { key: String, origin: Origin },
-    #[error("`tool.cudawheel.null-variant` and `tool.cudawheel.variant` are both set: the null variant has no properties")]
-    NullWithProperties,
-    #[error("`tool.cudawheel.name-suffix` (from {origin}) is set, but a variant build keeps the project's own name")]
-    SuffixWithVariant { origin: Origin },
-    #[error("pyproject.toml's `[variant]` table {why}")]
-    BadTable { why: String },
-    #[error("the variant properties use the namespace `{namespace}`, which pyproject.toml's `[variant]` table does not declare")]
-    UndeclaredNamespace { namespace: String },
     #[error("Cannot read {}: {message}", path.display())]
     Read { path: PathBuf, message: String },
     #[error("the variant wheels in {} disagree: {why}", dir.display())]
@@ -65,25 +38,6 @@ pub(crate) enum VariantError {
 impl Hint for VariantError {
     fn hints(&self) -> Vec<String> {
         match self {
-            VariantError::BadProperty { .. } => vec![
-                "write properties as `nvidia :: cuda_version_lower_bound :: 12.8`: namespace and feature of [a-z0-9_], value of [a-z0-9_.]; separate several with `;` in -C or the environment".into(),
-                "or set `variant = \"cuda\"` to derive them from what was built".into(),
-            ],
-            VariantError::BadLabel { .. } => vec![
-                "a label holds only lower-case letters, digits, `_` and `.`; `null` is kept for the zero-property variant (`null-variant = true`)".into(),
-            ],
-            VariantError::NotAVariant { .. } => vec![
-                "add `-C variant=cuda` (or explicit properties, or `-C null-variant=true`), or drop the setting".into(),
-            ],
-            VariantError::NullWithProperties => {
-                vec!["drop `variant` for the null variant, or `null-variant` for one with properties".into()]
-            }
-            VariantError::SuffixWithVariant { .. } => vec![
-                "remove `name-suffix`: variant wheels of every CUDA major share one name and differ by their label (`variant-label`)".into(),
-            ],
-            VariantError::BadTable { .. } | VariantError::UndeclaredNamespace { .. } => vec![
-                "declare each namespace in `[variant.default-priorities] namespace = [...]` and give it a `[variant.providers.<namespace>]` entry (`requires`, `plugin-api`)".into(),
-            ],
             VariantError::Read { .. } => {
                 vec!["pass a folder of wheels that a build finished writing".into()]
             }
@@ -97,168 +51,8 @@ impl Hint for VariantError {
     }
 }
 
-/// `namespace :: feature :: value`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Property {
-    pub(crate) namespace: String,
-    pub(crate) feature: String,
-    pub(crate) value: String,
-}
-
-impl Property {
-    pub(crate) fn parse(text: &str) -> Option<Property> {
-        let parts: Vec<&str> = text.split("::").map(str::trim).collect();
-        let [ns, feature, value] = parts[..] else {
-            return None;
-        };
-        let name_ok = |s: &str| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-        };
-        let value_ok = !value.is_empty()
-            && value
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.');
-        (name_ok(ns) && name_ok(feature) && value_ok).then(|| Property {
-            namespace: ns.into(),
-            feature: feature.into(),
-            value: value.into(),
-        })
-    }
-}
-
-/// Where a variant's properties come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Properties {
-    /// `variant = "cuda"`: from the toolkit and the GPU code in the built ELF files.
-    Derived(DriverFloor),
-    /// Written by the user.
-    Explicit(Vec<Property>),
-    /// `null-variant = true`: none.
-    Null,
-}
-
-/// The variant a build makes: how its properties are found, its label (default: `cu<major>`
-/// when derived), and the providers of the `[variant]` table (or NVIDIA's by default).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Spec {
-    pub(crate) properties: Properties,
-    pub(crate) label: Option<String>,
-    /// `default-priorities` and `providers`, as JSON.
-    pub(crate) priorities: Value,
-    pub(crate) providers: Value,
-}
-
+/// What a build writes of the variant the configuration chose.
 impl Spec {
-    /// The variant the configuration asks for, or `None` for an ordinary wheel. `table` is
-    /// pyproject.toml's top-level `[variant]`.
-    pub(crate) fn from_config(
-        tool: &ToolConfig,
-        table: Option<&toml::Table>,
-    ) -> Result<Option<Spec>, VariantError> {
-        let null = tool.null_variant.as_ref().filter(|n| n.value);
-        let properties = match (&tool.variant, null) {
-            (Some(_), Some(_)) => return Err(VariantError::NullWithProperties),
-            (None, Some(_)) => Properties::Null,
-            (Some(v), None) if v.value.len() == 1 && v.value[0].trim() == "cuda" => {
-                Properties::Derived(tool.variant_driver_floor)
-            }
-            (Some(v), None) => {
-                let mut props = Vec::new();
-                for text in &v.value {
-                    let p = Property::parse(text).ok_or_else(|| VariantError::BadProperty {
-                        key: "tool.cudawheel.variant".into(),
-                        origin: v.origin.clone(),
-                        text: text.clone(),
-                    })?;
-                    props.push(p);
-                }
-                props.sort();
-                props.dedup();
-                Properties::Explicit(props)
-            }
-            (None, None) => {
-                if let Some(l) = &tool.variant_label {
-                    return Err(VariantError::NotAVariant {
-                        key: "variant-label".into(),
-                        origin: l.origin.clone(),
-                    });
-                }
-                return Ok(None);
-            }
-        };
-        if let Some(origin) = &tool.name_suffix_origin {
-            if !tool.name_suffix.is_empty() {
-                return Err(VariantError::SuffixWithVariant {
-                    origin: origin.clone(),
-                });
-            }
-        }
-        let label = match &tool.variant_label {
-            None => None,
-            Some(Sourced { value, origin }) => {
-                let bad = |why: &str| VariantError::BadLabel {
-                    key: "tool.cudawheel.variant-label".into(),
-                    origin: origin.clone(),
-                    label: value.clone(),
-                    why: why.into(),
-                };
-                if !label_ok(value) {
-                    return Err(bad("must match ^[0-9a-z_.]+$"));
-                }
-                match (&properties, value == NULL_LABEL) {
-                    (Properties::Null, false) => {
-                        return Err(bad("cannot name the null variant, whose label is `null`"))
-                    }
-                    (Properties::Derived(_) | Properties::Explicit(_), true) => return Err(bad(
-                        "is reserved for the null variant (no properties, `null-variant = true`)",
-                    )),
-                    _ => Some(value.clone()),
-                }
-            }
-        };
-        if let Properties::Explicit(_) = properties {
-            if label.is_none() {
-                return Err(VariantError::BadLabel {
-                    key: "tool.cudawheel.variant-label".into(),
-                    origin: tool
-                        .variant
-                        .as_ref()
-                        .map_or(Origin::Pyproject, |v| v.origin.clone()),
-                    label: String::new(),
-                    why: "is missing: a wheel with explicit properties needs `variant-label`"
-                        .into(),
-                });
-            }
-        }
-        let (priorities, providers) = providers(table)?;
-        let declared: Vec<&str> = priorities["namespace"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let used: BTreeSet<&str> = match &properties {
-            Properties::Derived(_) => [NVIDIA_NAMESPACE].into(),
-            Properties::Explicit(p) => p.iter().map(|p| p.namespace.as_str()).collect(),
-            Properties::Null => BTreeSet::new(),
-        };
-        for ns in used {
-            if !declared.contains(&ns) {
-                return Err(VariantError::UndeclaredNamespace {
-                    namespace: ns.into(),
-                });
-            }
-        }
-        Ok(Some(Spec {
-            properties,
-            label,
-            priorities,
-            providers,
-        }))
-    }
-
     /// The label of the wheel built for CUDA `major`.
     pub(crate) fn label_for(&self, major: u32) -> String {
         match (&self.label, &self.properties) {
@@ -314,62 +108,6 @@ fn render(v: &Value) -> String {
     let mut text = serde_json::to_string_pretty(v).expect("JSON values serialise");
     text.push('\n');
     text
-}
-
-/// `default-priorities` and `providers` from the `[variant]` table, or NVIDIA's when the
-/// project has none.
-fn providers(table: Option<&toml::Table>) -> Result<(Value, Value), VariantError> {
-    let Some(table) = table else {
-        return Ok((
-            json!({ "namespace": [NVIDIA_NAMESPACE] }),
-            json!({ NVIDIA_NAMESPACE: {
-                "requires": [NVIDIA_PROVIDER_REQUIRES],
-                "plugin-api": NVIDIA_PLUGIN_API,
-            }}),
-        ));
-    };
-    let bad = |why: String| VariantError::BadTable { why };
-    for key in table.keys() {
-        if key != "default-priorities" && key != "providers" {
-            return Err(bad(format!(
-                "has the key `{key}`; it takes `default-priorities` and `providers` (the variant's properties come from the build settings)"
-            )));
-        }
-    }
-    let to_json = |v: &toml::Value| serde_json::to_value(v).expect("TOML values are JSON values");
-    let priorities = table
-        .get("default-priorities")
-        .map(to_json)
-        .ok_or_else(|| bad("has no `default-priorities` table".into()))?;
-    let namespaces: Vec<String> = priorities
-        .get("namespace")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-        })
-        .and_then(|x| x)
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| {
-            bad("needs `default-priorities.namespace`, a non-empty list of strings".into())
-        })?;
-    let providers = table
-        .get("providers")
-        .map(to_json)
-        .ok_or_else(|| bad("has no `providers` table".into()))?;
-    let Some(p) = providers.as_object() else {
-        return Err(bad("`providers` must be a table of tables".into()));
-    };
-    let listed: BTreeSet<&str> = p.keys().map(String::as_str).collect();
-    let ordered: BTreeSet<&str> = namespaces.iter().map(String::as_str).collect();
-    if listed != ordered {
-        return Err(bad(format!(
-            "lists the namespaces {namespaces:?} in `default-priorities.namespace` but providers for {:?}; the two must name the same namespaces",
-            listed
-        )));
-    }
-    Ok((priorities, providers))
 }
 
 /// GPU code found in a wheel's ELF files: compute capabilities as `major * 10 + minor`
@@ -567,29 +305,6 @@ pub(crate) fn index_for_dir(dir: &Path) -> Result<Vec<PathBuf>, VariantError> {
 mod tests {
     use super::*;
     use crate::audit::variant_audit::audit;
-
-    #[test]
-    fn properties_parse_strictly() {
-        assert_eq!(
-            Property::parse(" nvidia :: sm_arch :: 90_real "),
-            Some(Property {
-                namespace: "nvidia".into(),
-                feature: "sm_arch".into(),
-                value: "90_real".into()
-            })
-        );
-        for bad in [
-            "nvidia :: sm_arch",
-            "nvidia::sm_arch::90::x",
-            "NVIDIA :: sm_arch :: 90",
-            "nvidia :: sm-arch :: 90",
-            "nvidia :: sm_arch :: ",
-        ] {
-            assert_eq!(Property::parse(bad), None, "{bad}");
-        }
-        assert!(label_ok("cu12") && label_ok("x86_64.v3") && !label_ok("CU12") && !label_ok(""));
-        assert!(!label_ok("cu-12"));
-    }
 
     #[test]
     fn derived_properties_follow_the_gpu_code() {

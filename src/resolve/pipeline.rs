@@ -88,7 +88,7 @@ pub(super) fn run(
 
 /// Variant, target CPU, plan, the zig-mode and split checks, torch's probe.
 fn prepare(req: &Request<'_>, config: Config, split: bool) -> Result<Prepared, Error> {
-    let variant = variants::Spec::from_config(&config.tool, config.variant_table.as_ref())?;
+    let variant = config.variant.clone();
     // A cross-build (`target`) sees the interpreter as the target's: CPU, `EXT_SUFFIX`.
     let cross = toolchain::cross::cross(&config.tool, req.python).map_err(ToolchainError::from)?;
     let python = match &cross {

@@ -22,8 +22,6 @@ pub(crate) enum RepairError {
     NoCudaMajor { wheel: String },
     #[error("{lib} has no NVIDIA wheel for CUDA {major}")]
     NoWheelForMajor { lib: String, major: u32 },
-    #[error("{0}")]
-    Variant(String),
     #[error("{member} is an extension module and the wheel also ships {shadow}, which the GPU check's loader would replace")]
     Shadowed { member: String, shadow: String },
     #[error("{tool} is not installed: `repair` runs it ({why})")]
@@ -78,7 +76,6 @@ impl Hint for RepairError {
                 "pass --cuda N (the CUDA major the wheel was built with), or install the NVIDIA wheels it links where the repair runs".into(),
             ],
             RepairError::NoWheelForMajor { .. } => vec!["check the CUDA major the wheel was built with (--cuda N)".into()],
-            RepairError::Variant(_) => vec!["fix the `variant` settings as the message says".into()],
             RepairError::Shadowed { .. } => vec!["remove the Python file of the same name from the package, or repair with check-gpu = false".into()],
             RepairError::ToolMissing { tool, .. } => vec![format!("pip install {tool} (into the environment running cudawheel)")],
             RepairError::ToolFailed { .. } => vec!["the tool's own output is above".into()],

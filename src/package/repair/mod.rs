@@ -47,9 +47,8 @@ pub(crate) struct RepairSettings {
     /// Appended to the distribution name (`-cu{major}`).
     pub(crate) name_suffix: String,
     /// `variant` (PEP 825): the wheel keeps the project's name and ends with the label, its
-    /// `variant.json` derived from the GPU code read back from its ELFs; an invalid variant
-    /// setting, rendered (an error at repair time: `from_tool` cannot fail).
-    pub(crate) variant: Result<Option<crate::package::variants::Spec>, String>,
+    /// `variant.json` derived from the GPU code read back from its ELFs.
+    pub(crate) variant: Option<crate::package::variants::Spec>,
     /// `manylinux = "2_N"`: the tag must be that policy (N), checked, never silently newer.
     pub(crate) manylinux: Option<u32>,
     pub(crate) max_wheel_size: u64,
@@ -71,7 +70,7 @@ impl RepairSettings {
     pub(crate) fn standalone() -> Self {
         RepairSettings {
             name_suffix: "-cu{major}".into(),
-            variant: Ok(None),
+            variant: None,
             manylinux: None,
             max_wheel_size: crate::config::MAX_WHEEL_SIZE,
             check_gpu: true,
@@ -82,14 +81,16 @@ impl RepairSettings {
         }
     }
 
-    /// Settings from a project's `[tool.cudawheel]`: `variant`, `name-suffix`, `manylinux`,
+    /// Settings from a project's `[tool.cudawheel]`: `name-suffix`, `manylinux`,
     /// `max-wheel-size`, `check-gpu`, `cuda-deps`, `cuda-extra`, and `cuda` when it names a
-    /// major. Wrap mode's entry.
-    pub(crate) fn from_tool(tool: &ToolConfig) -> Self {
+    /// major; `variant` as `config` parsed it (with the `[variant]` table). Wrap mode's entry.
+    pub(crate) fn from_tool(
+        tool: &ToolConfig,
+        variant: Option<crate::package::variants::Spec>,
+    ) -> Self {
         RepairSettings {
             name_suffix: tool.name_suffix.clone(),
-            variant: crate::package::variants::Spec::from_config(tool, None)
-                .map_err(|e| e.to_string()),
+            variant,
             manylinux: tool.manylinux.as_ref().map(|g| g.value.minor),
             max_wheel_size: tool.max_wheel_size,
             check_gpu: tool.check_gpu,
@@ -122,7 +123,7 @@ pub(crate) fn repair_wheel(
     out_dir: &Path,
     settings: &RepairSettings,
 ) -> Result<PathBuf, RepairError> {
-    let variant = settings.variant.clone().map_err(RepairError::Variant)?;
+    let variant = settings.variant.clone();
     let scratch = tempfile::tempdir().map_err(|e| RepairError::io(wheel, e))?;
     let input = read_input(wheel, settings, scratch.path())?;
     let needs = Needs::of(&input, settings)?;
@@ -513,7 +514,8 @@ mod tests {
             env: Default::default(),
         };
         let config = crate::config::parse_str(root, pyproject, &overrides).unwrap();
-        let settings = RepairSettings::from_tool(&config.tool).with_cuda_major(Some(13));
+        let settings =
+            RepairSettings::from_tool(&config.tool, config.variant).with_cuda_major(Some(13));
         let out = dir.path().join("variant");
         let written = repair_wheel(&wheel, &out, &settings).unwrap();
         let name = written.file_name().unwrap().to_string_lossy().into_owned();
@@ -526,8 +528,24 @@ mod tests {
             json.contains("\"cu13\"") && json.contains("\"13.0\""),
             "{json}"
         );
+        // No `[variant]` table: NVIDIA's provider.
+        assert!(json.contains("\"nvidia-variant-provider>="), "{json}");
         let metadata = member(&written, "demo-1.0.dist-info/METADATA").unwrap();
         assert!(metadata.contains("Name: demo\n"), "{metadata}");
+
+        // The project's `[variant]` table names the provider the wheel's variant.json declares.
+        let table = "[variant.default-priorities]\nnamespace = [\"nvidia\"]\n\
+                     [variant.providers.nvidia]\nrequires = [\"own-provider>=2\"]\nplugin-api = \"own:Plugin\"\n";
+        let config =
+            crate::config::parse_str(root, &format!("{pyproject}{table}"), &overrides).unwrap();
+        let settings =
+            RepairSettings::from_tool(&config.tool, config.variant).with_cuda_major(Some(13));
+        let written = repair_wheel(&wheel, &dir.path().join("table"), &settings).unwrap();
+        let json = member(&written, "demo-1.0.dist-info/variant.json").unwrap();
+        assert!(
+            json.contains("\"own-provider>=2\"") && !json.contains("nvidia-variant-provider"),
+            "{json}"
+        );
     }
 
     #[test]
