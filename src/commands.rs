@@ -11,6 +11,7 @@ use crate::audit::{size, wheel_audit};
 use crate::config::{Config, Overrides};
 use crate::error::Error;
 use crate::inspect::fatbin::GpuCode;
+use crate::package::finish::Written;
 use crate::package::variants;
 use crate::pipeline::{self, Wheels};
 use crate::resolve::Request;
@@ -52,23 +53,16 @@ pub(crate) fn matrix(
         return wheels(req, wheel_dir, library);
     }
     let config = Config::load(req.source_tree, req.overrides)?;
-    let mut written = Vec::new();
+    let mut written = Written::default();
     for &major in majors {
         let overrides = for_major(req.overrides, major, &config.tool.build_dir);
         let one = Request {
             overrides: &overrides,
             ..req.clone()
         };
-        match wheels(&one, wheel_dir, library) {
-            Ok(paths) => written.extend(paths),
-            Err(e) => {
-                for path in &written {
-                    let _ = std::fs::remove_file(path);
-                }
-                return Err(e);
-            }
-        }
+        written.extend(wheels(&one, wheel_dir, library)?);
     }
+    let mut written = written.commit();
     if config.variant.is_some() {
         for index in variants::index_for_dir(wheel_dir)? {
             ui::status(&format!("wrote {}", index.display()));
@@ -139,27 +133,21 @@ pub(crate) fn repair(
     name_suffix: Option<String>,
 ) -> Result<Vec<PathBuf>, Error> {
     use crate::package::repair::{repair_wheel, RepairSettings};
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let mut settings = RepairSettings::standalone()
         .with_python(python.clone())
-        .with_cuda_major(cuda);
+        .with_cuda_major(cuda)
+        .with_epoch(crate::config::source_date_epoch(&env)?);
     if let Some(suffix) = name_suffix {
         // `--name-suffix ''` keeps the project's own name (docs/how-to/naming.md).
         settings.name_suffix = suffix;
     }
-    let mut written = Vec::new();
+    let mut written = Written::default();
     for wheel in wheels {
         ui::status(&format!("repairing {}", wheel.display()));
-        match repair_wheel(wheel, out_dir, &settings) {
-            Ok(path) => written.push(path),
-            Err(e) => {
-                for path in &written {
-                    let _ = std::fs::remove_file(path);
-                }
-                return Err(e.into());
-            }
-        }
+        written.add(repair_wheel(wheel, out_dir, &settings)?);
     }
-    Ok(written)
+    Ok(written.commit())
 }
 
 /// `python -m cudawheel env`: the environment a build cudawheel does not run needs to find

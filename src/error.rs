@@ -48,17 +48,22 @@ pub(crate) enum Error {
     BuiltArchs(#[from] crate::audit::built_archs::ArchsError),
     #[error(transparent)]
     Repair(#[from] crate::package::repair::RepairError),
+    /// Wrap mode: the repair of the wrapped backend's wheel, with the repair's own error (and
+    /// its hints) as the cause.
+    #[error("Repairing {}, the wheel of the wrapped build: {source}", wheel.display())]
+    WrappedRepair {
+        wheel: std::path::PathBuf,
+        #[source]
+        source: crate::package::repair::RepairError,
+    },
     /// Wrap mode (`build-backend`): the wrapped backend and the repair of its wheel.
     #[error(transparent)]
     Wrap(#[from] crate::compile::wrapped::WrapError),
     #[error(transparent)]
     WrapEnv(#[from] crate::compile::wrapped_env::EnvError),
-    /// The built-in audit of a finished wheel failed.
-    #[error("The wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
-    AuditFailed {
-        wheel: String,
-        violations: Vec<crate::audit::wheel_audit::Violation>,
-    },
+    /// Finishing a wheel: its archive, the built-in audit, the size budget.
+    #[error(transparent)]
+    Finish(#[from] crate::package::finish::FinishError),
     /// `prepare_metadata_for_build_wheel` wrote something the wheel build would not.
     #[error("The METADATA prepared earlier differs from the one this build produces ({0})")]
     InconsistentMetadata(String),
@@ -82,12 +87,17 @@ impl Hint for Error {
             Error::Variant(e) => e.hints(),
             Error::BuiltArchs(e) => e.hints(),
             Error::Repair(e) => e.hints(),
+            Error::WrappedRepair { source, .. } => {
+                let mut hints = source.hints();
+                hints.push("`python -m cudawheel repair WHEEL -w OUT` runs the same repair on that wheel alone".into());
+                hints
+            }
             Error::Wrap(e) => e.hints(),
             Error::WrapEnv(e) => e.hints(),
             Error::Size(e) => e.hints(),
             Error::RuntimeSymbols(e) => e.hints(),
             Error::StableAbi(e) => e.hints(),
-            Error::AuditFailed { .. } => vec!["each line above names the file, the problem and the fix".into()],
+            Error::Finish(e) => e.hints(),
             Error::SdistMismatch { .. } => vec![
                 "use the sdist made for that CUDA major (`python -m build --sdist -C cuda=N` on the source tree), or build from the source tree".into(),
                 "an sdist made with `variant` set has no -cuNN in its name and builds variant wheels only: pass `-C variant=cuda` (or the same variant settings)".into(),

@@ -25,15 +25,13 @@ fn config_error(pyproject: &str, settings: &[(&str, &str)]) -> ConfigError {
 
 const PROJECT: &str = "[project]\nname = \"demo\"\nversion = \"0.1\"\n\n[tool.cudawheel]\n";
 
-fn cases() -> Vec<(&'static str, Error)> {
+/// Stages 1 to 7.
+fn stage_cases() -> Vec<(&'static str, Error)> {
     use crate::audit::built_archs::ArchsError;
     use crate::audit::elf_rules::ElfError;
     use crate::bindings::BindingsError;
     use crate::compile::job::CompileError;
-    use crate::compile::wrapped::WrapError;
     use crate::libraries::LibraryError;
-    use crate::package::archive::ArchiveError;
-    use crate::package::repair::RepairError;
     use crate::plan::arch::ArchError;
     use crate::plan::PlanError;
     use crate::toolchain::ToolchainError;
@@ -114,6 +112,15 @@ fn cases() -> Vec<(&'static str, Error)> {
             }
             .into(),
         ),
+    ]
+}
+
+/// The package stage and wrap mode (stage 8 and the composers).
+fn package_cases() -> Vec<(&'static str, Error)> {
+    use crate::compile::wrapped::WrapError;
+    use crate::package::archive::ArchiveError;
+    use crate::package::repair::RepairError;
+    vec![
         (
             "package: the output folder",
             ArchiveError::Io {
@@ -131,6 +138,24 @@ fn cases() -> Vec<(&'static str, Error)> {
             .into(),
         ),
         (
+            "wrap mode: the repair of the wrapped build's wheel (its cause and hints kept)",
+            Error::WrappedRepair {
+                wheel: PathBuf::from(
+                    "build/cudawheel/wrapped/wheel/demo-1.0-cp311-cp311-linux_x86_64.whl",
+                ),
+                source: crate::package::finish::FinishError::Audit {
+                    wheel: "demo_cu13-1.0-cp311-cp311-manylinux_2_28_x86_64.whl".into(),
+                    violations: vec![crate::audit::wheel_audit::Violation {
+                        file: "demo/_core.so".into(),
+                        problem: "links libcudart.so.13 but no Requires-Dist names its wheel"
+                            .into(),
+                        fix: "add `cudart` to `libraries`".into(),
+                    }],
+                }
+                .into(),
+            },
+        ),
+        (
             "wrap mode: the wrapped backend is not installed",
             WrapError::BackendMissing {
                 backend: "scikit_build_core.build".into(),
@@ -140,6 +165,12 @@ fn cases() -> Vec<(&'static str, Error)> {
             .into(),
         ),
     ]
+}
+
+fn cases() -> Vec<(&'static str, Error)> {
+    let mut all = stage_cases();
+    all.extend(package_cases());
+    all
 }
 
 #[test]

@@ -13,9 +13,10 @@ use crate::bindings::torch;
 use crate::compile::{self, graph, incremental::BuildLock, schedule};
 use crate::config::{Config, CudaDeps};
 use crate::error::Error;
+use crate::package::finish::{finish, Finish, Written};
 use crate::package::metadata;
 use crate::package::variants;
-use crate::package::wheel::{self as wheel_files, WheelFile};
+use crate::package::wheel as wheel_files;
 use crate::package::wheels::{self, Layout, SplitLibrary, WheelSpec};
 use crate::package::{self, archive, sdist};
 use crate::plan::{driver_floors, BuildPlan};
@@ -269,23 +270,15 @@ fn write_all(
     wheel_dir: &Path,
     specs: Vec<WheelSpec>,
 ) -> Result<Vec<PathBuf>, Error> {
-    let mut written = Vec::new();
+    let mut written = Written::default();
     for spec in specs {
-        match write_one(r, built, wheel_dir, spec) {
-            Ok(name) => written.push(wheel_dir.join(name)),
-            Err(e) => {
-                for path in &written {
-                    let _ = std::fs::remove_file(path);
-                }
-                return Err(e);
-            }
-        }
+        written.add(wheel_dir.join(write_one(r, built, wheel_dir, spec)?));
     }
-    Ok(written)
+    Ok(written.commit())
 }
 
-/// Writes and audits one wheel, checks its size, prints the build's summary; returns its
-/// file name.
+/// Finishes one wheel (`package::finish`: archive, audit, size), prints the build's summary;
+/// returns its file name.
 fn write_one(
     r: &Resolved,
     built: &Built,
@@ -295,10 +288,12 @@ fn write_one(
     let start = std::time::Instant::now();
     let nvcc = &r.toolchain.nvcc;
     let dist = spec.dist.info();
-    let tag = spec.tag.to_string();
-    let w = WheelFile {
-        dist: &dist,
-        tag: &tag,
+    let mut files = spec.files;
+    dist.add_files(&mut files)?;
+    let f = Finish {
+        name_version: format!("{}-{}", dist.name.file_stem(), dist.project.version),
+        dist_info: dist.dir(),
+        tag: spec.tag.to_string(),
         variant: r.variant.as_ref().map(|v| {
             variants::label_and_json(
                 v,
@@ -308,40 +303,20 @@ fn write_one(
             )
         }),
         epoch: r.config.source_date_epoch,
+        budget: audit::size::Budget {
+            max_bytes: r.config.tool.max_wheel_size,
+            compress: r.toolchain.compress,
+            cuda_major: nvcc.major,
+            ptx_all: r.plan.ptx == crate::config::Ptx::All,
+        },
+        previous: spec.previous.as_deref(),
     };
-    let previous = spec.previous.as_deref();
-    let path = wheel_files::write(&w, wheel_dir, spec.files, previous)?;
-    let filename = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // The built-in audit: the same checks as `python -m cudawheel audit`, on the finished file.
-    let violations = audit::wheel_audit::audit_wheel(&path)?;
-    if !violations.is_empty() {
-        let _ = std::fs::remove_file(&path);
-        return Err(Error::AuditFailed {
-            wheel: filename,
-            violations,
-        });
-    }
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    let budget = audit::size::Budget {
-        max_bytes: r.config.tool.max_wheel_size,
-        compress: r.toolchain.compress,
-        cuda_major: nvcc.major,
-        ptx_all: r.plan.ptx == crate::config::Ptx::All,
-    };
-    if let Err(e) = audit::size::check(&path, size, &budget) {
-        let _ = std::fs::remove_file(&path);
-        return Err(e.into());
-    }
-    if let Some(keep) = previous {
-        archive::keep_copy(&path, keep);
-    }
+    let done = finish(&f, files, wheel_dir)?;
     let gpu = audit::size::gpu_line(&spec.elfs, r.toolchain.compress, nvcc.major);
+    let filename = done.filename();
     summary(
         &filename,
-        size,
+        done.size,
         &built.timing,
         start.elapsed().as_secs_f64(),
         gpu,

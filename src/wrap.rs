@@ -46,12 +46,13 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
     // The build's CUDA major, for GPU code with the static runtime (no libcudart by SONAME).
     let settings = RepairSettings::from_tool(&w.tool, w.variant.clone())
         .with_python(req.python.clone())
-        .with_cuda_major(Some(p.cuda_major));
-    let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|e| {
-        Error::from(WrapError::Repair {
+        .with_cuda_major(Some(p.cuda_major))
+        .with_epoch(w.source_date_epoch);
+    let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|source| {
+        Error::WrappedRepair {
             wheel: wheel.clone(),
-            why: e.to_string(),
-        })
+            source,
+        }
     })?;
     // What was built against what `archs` asked for (the project's own choice wins).
     let built = crate::audit::wheel_audit::gpu_code_of_wheel(&repaired)?;

@@ -256,6 +256,36 @@ def test_an_rpath_into_a_build_environment_is_one_error(repair_python, toolkit, 
     assert any(n.startswith("tiny.libs/libfoo-") for n in Wheel(fixed).names), ok.stderr
 
 
+def test_a_repair_finishes_its_wheels_as_a_build_does(repair_python, toolkit, tmp_path):
+    """The repair ends its wheels the way a build does: `SOURCE_DATE_EPOCH` read by the same
+    rule (a bad value is the build's error, not ignored), and all or nothing over several wheels
+    (a failing second wheel removes the first), with the failing step's hints."""
+    good = _tiny_wheel(tmp_path / "good", toolkit, tmp_path / "opt/foo/lib")
+    out = tmp_path / "out"
+    cmd = [repair_python, "-m", "cudawheel", "repair", good, "-w", out]
+    proc = run(cmd, env=clean_env(SOURCE_DATE_EPOCH="yesterday"), check=False)
+    line = _one_error(proc, out)
+    # The build's message for the same value (test_errors checks it for a build).
+    assert '`SOURCE_DATE_EPOCH` (from environment variable `SOURCE_DATE_EPOCH`) has an invalid value ' \
+           '"yesterday"' in line, line
+    assert "hint: " in proc.stderr, proc.stderr
+    # Control: a valid value dates every member.
+    run(cmd, env=clean_env(SOURCE_DATE_EPOCH="315532800"))
+    (fixed,) = out.glob("*.whl")
+    with zipfile.ZipFile(fixed) as z:
+        assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}, fixed
+    fixed.unlink()
+    # All or nothing: the second wheel has a library nowhere to graft.
+    (tmp_path / "bad").mkdir()
+    bad = _tiny_wheel(tmp_path / "bad", toolkit, tmp_path / "gone/lib")
+    shutil.rmtree(tmp_path / "gone/lib")
+    proc = run([repair_python, "-m", "cudawheel", "repair", good, bad, "-w", out], env=clean_env(), check=False)
+    line = _one_error(proc, out)
+    assert "needs libfoo.so.1, which no NVIDIA wheel provides" in line, line
+    assert "hint: install the package that ships libfoo.so.1" in proc.stderr, proc.stderr
+    assert "repairing " + str(good) in proc.stderr, "the first wheel was repaired before the second failed"
+
+
 def test_without_auditwheel_it_is_one_error(backend_python, toolkit, tmp_path):
     """A library to graft and no auditwheel beside the interpreter or on PATH."""
     wheel = _tiny_wheel(tmp_path, toolkit, tmp_path / "opt/foo/lib")

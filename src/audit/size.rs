@@ -147,6 +147,29 @@ pub(crate) fn gpu_line(
     })
 }
 
+/// The `compress` mode the GPU code of `elfs` was built with, read from its fatbins (for a wheel
+/// cudawheel did not compile, whose flags it did not choose): zstd on SASS is "size", zstd on
+/// PTX only "balance", LZ4 "speed", nothing compressed "none"; `None` without GPU code.
+pub(crate) fn compress_of<'a>(elfs: impl IntoIterator<Item = &'a [u8]>) -> Option<Compress> {
+    use crate::inspect::fatbin::{entries, Codec, EntryKind};
+    let all: Vec<_> = elfs
+        .into_iter()
+        .filter_map(fatbin_section)
+        .flat_map(entries)
+        .collect();
+    let has = |kind: Option<EntryKind>, codec: Codec| {
+        all.iter()
+            .any(|e| e.codec == codec && kind.is_none_or(|k| e.kind == k))
+    };
+    match () {
+        _ if all.is_empty() => None,
+        _ if has(Some(EntryKind::Sass), Codec::Zstd) => Some(Compress::Size),
+        _ if has(None, Codec::Zstd) => Some(Compress::Balance),
+        _ if has(None, Codec::Lz4) => Some(Compress::Speed),
+        _ => Some(Compress::None),
+    }
+}
+
 /// Whether a wheel's file name has a per-CPython ABI tag the limited API could replace
 /// (`cp312-cp312`; not `abi3`/`none`, nor a free-threaded `cp313t`, which has no limited API).
 fn per_python(filename: &str) -> bool {

@@ -83,9 +83,6 @@ pub(crate) enum WrapError {
     },
     #[error("An editable install is not made in wrap mode (`tool.cudawheel.build-backend` = {backend:?})")]
     Editable { backend: String },
-    /// The repair of the wrapped build's wheel failed (its own message).
-    #[error("Repairing {}, the wheel of the wrapped build: {why}", wheel.display())]
-    Repair { wheel: PathBuf, why: String },
     /// Keeping the wheel `prepare_metadata_for_build_wheel` built, for `build_wheel`.
     #[error("{what} {}: {why}", path.display())]
     Stash {
@@ -109,7 +106,6 @@ impl Hint for WrapError {
             ],
             WrapError::NoCuda { backend, .. } => no_cuda_hints(backend),
             WrapError::Editable { .. } => vec!["build and install the wheel (`pip install .`), or install with the wrapped backend alone for development".into()],
-            WrapError::Repair { .. } => vec!["`python -m cudawheel repair WHEEL -w OUT` runs the same repair on that wheel alone".into()],
             WrapError::Stash { .. } => vec!["check that the metadata folder the frontend gave is writable".into()],
             WrapError::HookFailed { .. } | WrapError::BadAnswer { .. } | WrapError::Spawn { .. } => {
                 vec!["run the same build with the wrapped backend alone to see whether it builds without cudawheel".into()]

@@ -148,23 +148,7 @@ impl Config {
         let tool_table = doc.cudawheel_table(&empty)?;
         let tool = ToolConfig::parse(tool_table, overrides)?;
         let project = raw.validate(&root, tool.version_file.as_deref())?;
-        let source_date_epoch = match overrides
-            .env
-            .get("SOURCE_DATE_EPOCH")
-            .filter(|s| !s.is_empty())
-        {
-            None => None,
-            Some(s) => Some(
-                s.trim()
-                    .parse::<u64>()
-                    .map_err(|_| ConfigError::InvalidValue {
-                        key: "SOURCE_DATE_EPOCH".into(),
-                        origin: Origin::Env("SOURCE_DATE_EPOCH".into()),
-                        value: format!("{s:?}"),
-                        why: "expected a number of seconds since 1970".into(),
-                    })?,
-            ),
-        };
+        let source_date_epoch = source_date_epoch(&overrides.env)?;
         let variant = variant::Spec::parse(&tool, doc.variant_section()?)?;
         Ok(Config {
             root,
@@ -175,6 +159,26 @@ impl Config {
             variant,
         })
     }
+}
+
+/// `SOURCE_DATE_EPOCH` (reproducible archive timestamps) from the environment: unset or empty
+/// is `None`; anything but a number of seconds is an error, for every command that writes a
+/// wheel (a build, wrap mode, `repair`).
+pub(crate) fn source_date_epoch(
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<Option<u64>, ConfigError> {
+    let Some(s) = env.get("SOURCE_DATE_EPOCH").filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    s.trim()
+        .parse::<u64>()
+        .map(Some)
+        .map_err(|_| ConfigError::InvalidValue {
+            key: "SOURCE_DATE_EPOCH".into(),
+            origin: Origin::Env("SOURCE_DATE_EPOCH".into()),
+            value: format!("{s:?}"),
+            why: "expected a number of seconds since 1970".into(),
+        })
 }
 
 /// `pyproject.toml` text -> `Config`, with `root` as the project folder: see `Config::from_text`.

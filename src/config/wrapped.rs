@@ -25,6 +25,8 @@ pub(crate) struct Wrapped {
     pub(crate) passed: BTreeMap<String, String>,
     /// The variant the repaired wheel becomes (`[tool.cudawheel]` and `[variant]`), if any.
     pub(crate) variant: Option<Spec>,
+    /// `SOURCE_DATE_EPOCH`, for the repaired wheel's timestamps.
+    pub(crate) source_date_epoch: Option<u64>,
 }
 
 /// Whether a `-C` setting is cudawheel's.
@@ -99,6 +101,7 @@ fn read(
             tool: ToolConfig::parse(&empty, &Overrides::default())?,
             passed: BTreeMap::new(),
             variant: None,
+            source_date_epoch: None,
         };
         return Ok((nothing, false));
     }
@@ -119,6 +122,7 @@ fn read(
         tool,
         passed,
         variant,
+        source_date_epoch: super::source_date_epoch(&overrides.env)?,
     };
     Ok((wrapped, wrapping))
 }

@@ -43,7 +43,22 @@ pub(crate) struct Entry {
     pub(crate) version: (u16, u16),
     /// Payload bytes as stored (compressed).
     pub(crate) size: u64,
+    /// How the payload is stored.
+    pub(crate) codec: Codec,
 }
+
+/// How nvcc stored an entry's payload: measured with nvcc 13.5 (`--compress-mode=speed` sets
+/// flag 0x2000 on what it compresses, `balance` and `size` set 0x8000; `balance` leaves SASS
+/// as built, `size` compresses it too; `none` sets neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Codec {
+    Stored,
+    Lz4,
+    Zstd,
+}
+
+const FLAG_LZ4: u64 = 0x2000;
+const FLAG_ZSTD: u64 = 0x8000;
 
 impl Entry {
     /// `sm_90a` / `compute_100f`.
@@ -106,6 +121,13 @@ pub(crate) fn entries(section: &[u8]) -> Vec<Entry> {
                 },
                 version: (major, minor),
                 size: u64::from(padded),
+                codec: if flags & FLAG_ZSTD != 0 {
+                    Codec::Zstd
+                } else if flags & FLAG_LZ4 != 0 {
+                    Codec::Lz4
+                } else {
+                    Codec::Stored
+                },
             });
             let Some(next) = e.checked_add(eh as usize + padded as usize) else {
                 return out;
@@ -285,6 +307,26 @@ mod tests {
         assert_eq!(ptx_isa_toolkit(8, 7), Some((12, 8)));
         assert_eq!(ptx_isa_toolkit(7, 8), Some((11, 8)));
         assert_eq!(ptx_isa_toolkit(6, 4), None);
+    }
+
+    #[test]
+    fn reads_how_each_entry_is_stored() {
+        // The flags nvcc 13.5 wrote for one kernel (sm_90 SASS, compute_90 PTX) per
+        // `--compress-mode`: none 0x11/0x11, speed 0x11/0x2011, balance 0x11/0x8011, size
+        // 0x8011/0x8011.
+        let codecs = |sass: u64, ptx: u64| -> Vec<Codec> {
+            entries(&container_with(&[
+                (2, 90, 8, sass, (1, 8)),
+                (1, 90, 8, ptx, (9, 5)),
+            ]))
+            .iter()
+            .map(|e| e.codec)
+            .collect()
+        };
+        assert_eq!(codecs(0x11, 0x11), [Codec::Stored, Codec::Stored]);
+        assert_eq!(codecs(0x11, 0x2011), [Codec::Stored, Codec::Lz4]);
+        assert_eq!(codecs(0x11, 0x8011), [Codec::Stored, Codec::Zstd]);
+        assert_eq!(codecs(0x8011, 0x8011), [Codec::Zstd, Codec::Zstd]);
     }
 
     #[test]

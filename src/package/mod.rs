@@ -8,6 +8,7 @@
 
 pub(crate) mod archive;
 mod editable;
+pub(crate) mod finish;
 mod import_helper;
 pub(crate) mod metadata;
 pub(crate) mod repair;

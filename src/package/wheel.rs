@@ -3,9 +3,9 @@
 //! `_cuda_libs.py` per package holding built targets; and the wheel file itself.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::archive::{self, ArchiveError, Files};
+use super::archive::{ArchiveError, Files};
 use super::import_helper::{self, Preload};
 use super::metadata::{self, CudaRequires, DistName};
 use crate::audit::elf_rules::ElfReport;
@@ -67,43 +67,6 @@ impl DistInfo<'_> {
         }
         Ok(())
     }
-}
-
-/// A finished build, ready to be written as a wheel.
-pub(crate) struct WheelFile<'a> {
-    pub(crate) dist: &'a DistInfo<'a>,
-    /// `cp39-abi3-manylinux_2_17_x86_64`
-    pub(crate) tag: &'a str,
-    /// A variant build's label and `variant.json`.
-    pub(crate) variant: Option<(String, String)>,
-    pub(crate) epoch: Option<u64>,
-}
-
-/// Adds the `.dist-info` to `files` and writes the wheel into `wheel_dir` atomically; returns
-/// its path. `previous`: the last wheel built in this build-dir, whose unchanged members are
-/// copied compressed.
-pub(crate) fn write(
-    w: &WheelFile<'_>,
-    wheel_dir: &Path,
-    mut files: Files,
-    previous: Option<&Path>,
-) -> Result<PathBuf, ArchiveError> {
-    let di = w.dist.dir();
-    w.dist.add_files(&mut files)?;
-    files.add_bytes(&format!("{di}/WHEEL"), metadata::wheel_file(w.tag), false);
-    let mut filename = format!(
-        "{}-{}-{}",
-        w.dist.name.file_stem(),
-        w.dist.project.version,
-        w.tag
-    );
-    if let Some((label, json)) = &w.variant {
-        let member = format!("{di}/{}", super::variants::DIST_INFO_FILE);
-        files.add_bytes(&member, json.clone(), false);
-        filename = format!("{filename}-{label}");
-    }
-    filename.push_str(".whl");
-    archive::write_wheel(wheel_dir, &filename, &di, files, w.epoch, previous)
 }
 
 /// Writes `files` as a folder tree into `dir` (PEP 517's metadata directory), replacing each

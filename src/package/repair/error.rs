@@ -35,17 +35,11 @@ pub(crate) enum RepairError {
         file: String,
         output: String,
     },
-    #[error("The repaired wheel {wheel} fails the audit:\n{}", violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n"))]
-    Audit {
-        wheel: String,
-        violations: Vec<String>,
-    },
     #[error(transparent)]
     Elf(#[from] crate::audit::elf_rules::ElfError),
+    /// Finishing the repaired wheel: its archive, the built-in audit, the size budget.
     #[error(transparent)]
-    Size(#[from] crate::audit::size::SizeError),
-    #[error(transparent)]
-    WheelAudit(#[from] crate::audit::wheel_audit::AuditError),
+    Finish(#[from] crate::package::finish::FinishError),
     #[error(transparent)]
     Archive(#[from] crate::package::archive::ArchiveError),
 }
@@ -79,10 +73,8 @@ impl Hint for RepairError {
             RepairError::Shadowed { .. } => vec!["remove the Python file of the same name from the package, or repair with check-gpu = false".into()],
             RepairError::ToolMissing { tool, .. } => vec![format!("pip install {tool} (into the environment running cudawheel)")],
             RepairError::ToolFailed { .. } => vec!["the tool's own output is above".into()],
-            RepairError::Audit { .. } => vec!["each line names the file, the problem and the fix".into()],
             RepairError::Elf(e) => e.hints(),
-            RepairError::Size(e) => e.hints(),
-            RepairError::WheelAudit(e) => e.hints(),
+            RepairError::Finish(e) => e.hints(),
             RepairError::Archive(e) => e.hints(),
         }
     }

@@ -30,9 +30,11 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use error::RepairError;
 
-use crate::audit::{elf_rules, size, wheel_audit};
+use crate::audit::{elf_rules, size};
+use crate::config::compress::Compress;
 use crate::config::{CudaDeps, PythonInfo, ToolConfig};
 use crate::package::archive::{self, Files};
+use crate::package::finish::{finish, Finish};
 use crate::ui;
 use needs::Needs;
 use wheel_in::{Member, WheelIn};
@@ -61,6 +63,8 @@ pub(crate) struct RepairSettings {
     pub(crate) python: Option<PythonInfo>,
     /// The CUDA major, when the wheel's ELFs cannot tell it (no libcudart linked).
     pub(crate) cuda_major: Option<u32>,
+    /// `SOURCE_DATE_EPOCH`, as `config::source_date_epoch` read it.
+    pub(crate) epoch: Option<u64>,
 }
 
 impl RepairSettings {
@@ -78,6 +82,7 @@ impl RepairSettings {
             cuda_extra: "cuda".into(),
             python: None,
             cuda_major: None,
+            epoch: None,
         }
     }
 
@@ -100,6 +105,7 @@ impl RepairSettings {
             cuda_extra: crate::package::metadata::normalize_extra(&tool.cuda_extra),
             python: None,
             cuda_major: None,
+            epoch: None,
         }
     }
 
@@ -112,6 +118,12 @@ impl RepairSettings {
     /// The CUDA major, for a wheel whose ELFs link no libcudart.
     pub(crate) fn with_cuda_major(mut self, major: Option<u32>) -> Self {
         self.cuda_major = major;
+        self
+    }
+
+    /// The archive timestamps (`SOURCE_DATE_EPOCH`).
+    pub(crate) fn with_epoch(mut self, epoch: Option<u64>) -> Self {
+        self.epoch = epoch;
         self
     }
 }
@@ -182,30 +194,19 @@ pub(crate) fn repair_wheel(
         (Some(spec), Some(major)) => Some(variant_files(spec, &members, &needs, major)),
         _ => None,
     };
-    let filename = format!(
-        "{}-{}-{}-{tag}{}.whl",
-        stem.file_stem,
-        input.version_part(),
-        input.python_abi(),
-        label
-            .as_ref()
-            .map_or(String::new(), |(l, _)| format!("-{l}"))
-    );
     let mut files = Files::default();
     for m in &members {
         let path = input.renamed_path(&m.path, &stem.dist_info);
-        if m.path.ends_with(".dist-info/RECORD") {
+        let own = |name: &str| m.path == format!("{}/{name}", input.dist_info);
+        // RECORD and WHEEL are written anew (`package::finish`), METADATA rewritten.
+        if own("RECORD") || own("WHEEL") {
             continue;
         }
-        let bytes = match m.path.rsplit_once('/') {
-            Some((d, "METADATA")) if d == input.dist_info => {
+        let bytes = match own("METADATA") {
+            true => {
                 dist_info::metadata(&input.metadata, &stem.display, &needs, settings).into_bytes()
             }
-            Some((d, "WHEEL")) if d == input.dist_info => {
-                crate::package::metadata::wheel_file(&format!("{}-{tag}", input.python_abi()))
-                    .into_bytes()
-            }
-            _ => m.bytes.clone(),
+            false => m.bytes.clone(),
         };
         let moved = extensions.iter().find(|e| e.member == m.path);
         match moved {
@@ -219,24 +220,26 @@ pub(crate) fn repair_wheel(
     for (path, text) in helpers {
         files.add_bytes(&path, text, false);
     }
-    if let Some((_, json)) = &label {
-        let path = format!(
-            "{}/{}",
-            stem.dist_info,
-            crate::audit::variant_audit::DIST_INFO_FILE
-        );
-        files.add_bytes(&path, json.clone(), false);
-    }
-    std::fs::create_dir_all(out_dir).map_err(|e| RepairError::io(out_dir, e))?;
-    let epoch = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.parse().ok());
-    let written = archive::write_wheel(out_dir, &filename, &stem.dist_info, files, epoch, None)?;
-    if let Err(e) = check_written(&written, &needs, settings) {
-        let _ = std::fs::remove_file(&written);
-        return Err(e);
-    }
-    Ok(written)
+    let elfs = members
+        .iter()
+        .filter(|m| m.is_elf())
+        .map(|m| m.bytes.as_slice());
+    let f = Finish {
+        name_version: format!("{}-{}", stem.file_stem, input.version_part()),
+        dist_info: stem.dist_info.clone(),
+        tag: format!("{}-{tag}", input.python_abi()),
+        variant: label,
+        epoch: settings.epoch,
+        budget: size::Budget {
+            max_bytes: settings.max_wheel_size,
+            // What the wrapped build's nvcc did, read back from the fatbins.
+            compress: size::compress_of(elfs).unwrap_or(Compress::None),
+            cuda_major: needs.major.unwrap_or(0),
+            ptx_all: false,
+        },
+        previous: None,
+    };
+    Ok(finish(&f, files, out_dir)?.path)
 }
 
 /// The wheel read, its own libraries stored once (`siblings`, with its status line).
@@ -271,32 +274,6 @@ fn variant_files(
         .collect();
     let minor = needs.cudart_minor();
     crate::package::variants::label_and_json(spec, (major, minor), &code, (major, 0))
-}
-
-/// The size budget and the wheel audit of the written wheel.
-fn check_written(
-    written: &Path,
-    needs: &Needs,
-    settings: &RepairSettings,
-) -> Result<(), RepairError> {
-    let bytes = std::fs::metadata(written)
-        .map_err(|e| RepairError::io(written, e))?
-        .len();
-    let budget = size::Budget {
-        max_bytes: settings.max_wheel_size,
-        compress: crate::config::compress::Compress::None,
-        cuda_major: needs.major.unwrap_or(0),
-        ptx_all: false,
-    };
-    size::check(written, bytes, &budget)?;
-    let violations = wheel_audit::audit_wheel(written)?;
-    if !violations.is_empty() {
-        return Err(RepairError::Audit {
-            wheel: written.display().to_string(),
-            violations: violations.iter().map(ToString::to_string).collect(),
-        });
-    }
-    Ok(())
 }
 
 /// Every ELF's RPATH made `$ORIGIN`-relative: entries that stay inside the wheel kept (the
