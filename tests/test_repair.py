@@ -260,6 +260,7 @@ def test_a_repair_finishes_its_wheels_as_a_build_does(repair_python, toolkit, tm
     """The repair ends its wheels the way a build does: `SOURCE_DATE_EPOCH` read by the same
     rule (a bad value is the build's error, not ignored), and all or nothing over several wheels
     (a failing second wheel removes the first), with the failing step's hints."""
+    (tmp_path / "good").mkdir()
     good = _tiny_wheel(tmp_path / "good", toolkit, tmp_path / "opt/foo/lib")
     out = tmp_path / "out"
     cmd = [repair_python, "-m", "cudawheel", "repair", good, "-w", out]
