@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::audit::{size, wheel_audit};
-use crate::config::{Config, Overrides};
+use crate::config::{Mode, Overrides};
 use crate::error::Error;
 use crate::inspect::fatbin::GpuCode;
 use crate::package::finish::Written;
@@ -27,15 +27,15 @@ pub(crate) fn wheels(
     wheel_dir: &Path,
     library: bool,
 ) -> Result<Vec<PathBuf>, Error> {
-    if let Some(w) = crate::config::wrapped::load(req.source_tree, req.overrides)? {
-        return Ok(vec![crate::wrap::wrapped(&w, req, wheel_dir)?]);
-    }
-    let config = Config::load(req.source_tree, req.overrides)?;
+    let config = match Mode::load(req.source_tree, req.overrides)? {
+        Mode::Wrapped(w) => return Ok(vec![crate::wrap::wrapped(&w, req, wheel_dir)?]),
+        Mode::Native(config) => *config,
+    };
     let wheels = match config.tool.split {
         Some(_) => Wheels::Split { library },
         None => Wheels::Whole,
     };
-    pipeline::build(req, wheels, wheel_dir, None)
+    pipeline::build(req, config, wheels, wheel_dir, None)
 }
 
 /// `python -m cudawheel wheel PROJECT -o OUT --cuda 12 --cuda 13`: one build per CUDA major,
@@ -52,10 +52,14 @@ pub(crate) fn matrix(
     if majors.is_empty() {
         return wheels(req, wheel_dir, library);
     }
-    let config = Config::load(req.source_tree, req.overrides)?;
+    // Either mode: each major builds in its own build-dir.
+    let (tool, variant) = match Mode::load(req.source_tree, req.overrides)? {
+        Mode::Native(c) => (c.tool, c.variant),
+        Mode::Wrapped(w) => (w.tool, w.variant),
+    };
     let mut written = Written::default();
     for &major in majors {
-        let overrides = for_major(req.overrides, major, &config.tool.build_dir);
+        let overrides = for_major(req.overrides, major, &tool.build_dir);
         let one = Request {
             overrides: &overrides,
             ..req.clone()
@@ -63,7 +67,7 @@ pub(crate) fn matrix(
         written.extend(wheels(&one, wheel_dir, library)?);
     }
     let mut written = written.commit();
-    if config.variant.is_some() {
+    if variant.is_some() {
         for index in variants::index_for_dir(wheel_dir)? {
             ui::status(&format!("wrote {}", index.display()));
             written.push(index);

@@ -62,12 +62,13 @@ struct Timing {
 /// prepared earlier (`metadata_dir`); returns the files written (all or nothing).
 pub(crate) fn build(
     req: &Request<'_>,
+    config: Config,
     wheels: Wheels,
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<Vec<PathBuf>, Error> {
     let start = std::time::Instant::now();
-    let r = resolve_with(req, matches!(wheels, Wheels::Split { .. }))?;
+    let r = resolve_with(req, config, matches!(wheels, Wheels::Split { .. }))?;
     check_prepared(&r, metadata_dir)?;
     let configure = start.elapsed().as_secs_f64();
     // `built` holds the build-dir lock until the wheels are written.
@@ -343,11 +344,12 @@ fn summary(filename: &str, size: u64, timing: &Timing, archive: f64, gpu: Option
 /// `build` for a hook, which asks for one wheel: its file name.
 pub(crate) fn build_one(
     req: &Request<'_>,
+    config: Config,
     wheels: Wheels,
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<String, Error> {
-    let written = build(req, wheels, wheel_dir, metadata_dir)?;
+    let written = build(req, config, wheels, wheel_dir, metadata_dir)?;
     Ok(written
         .first()
         .and_then(|p| p.file_name())
@@ -357,8 +359,7 @@ pub(crate) fn build_one(
 
 /// The sdist into `sdist_dir`: the project's files with pyproject.toml pinned to the CUDA major
 /// (none for a variant sdist); returns its file name.
-pub(crate) fn sdist(req: &Request<'_>, sdist_dir: &Path) -> Result<String, Error> {
-    let config = Config::load(req.source_tree, req.overrides)?;
+pub(crate) fn sdist(req: &Request<'_>, config: Config, sdist_dir: &Path) -> Result<String, Error> {
     let plan = BuildPlan::new(&config, req.python)?;
     let variant = config.variant.clone();
     // A variant sdist has the project's own name and builds every CUDA major: no major is

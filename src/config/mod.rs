@@ -111,14 +111,38 @@ fn project_root(source_tree: &Path) -> Result<PathBuf, ConfigError> {
     })
 }
 
+/// pyproject.toml in `root`, as text.
+fn read_pyproject(root: &Path) -> Result<String, ConfigError> {
+    let path = root.join("pyproject.toml");
+    std::fs::read_to_string(&path).map_err(|source| ConfigError::Io { path, source })
+}
+
+/// How the project is built, decided once per call from one read of pyproject.toml: by
+/// cudawheel itself, or by the backend `build-backend` names (wrap mode). Every hook, `env`,
+/// `doctor` and the build take this one answer.
+#[derive(Debug, Clone)]
+pub(crate) enum Mode {
+    Native(Box<Config>),
+    Wrapped(Box<wrapped::Wrapped>),
+}
+
+impl Mode {
+    pub(crate) fn load(source_tree: &Path, overrides: &Overrides) -> Result<Mode, ConfigError> {
+        let root = project_root(source_tree)?;
+        let text = read_pyproject(&root)?;
+        Ok(match wrapped::from_text(&root, &text, overrides)? {
+            Some(w) => Mode::Wrapped(Box::new(w)),
+            None => Mode::Native(Box::new(Config::from_text(&root, text, overrides)?)),
+        })
+    }
+}
+
 impl Config {
+    /// The project's configuration for cudawheel's own build (whatever `build-backend` says:
+    /// `Mode::load` decides the mode).
     pub(crate) fn load(source_tree: &Path, overrides: &Overrides) -> Result<Config, ConfigError> {
         let root = project_root(source_tree)?;
-        let path = root.join("pyproject.toml");
-        let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let text = read_pyproject(&root)?;
         Config::from_text(&root, text, overrides)
     }
 
@@ -330,6 +354,48 @@ mod tests {
         assert_eq!(torch(&[("archs", "100")], &all[2..]), None);
         // An empty variable counts as unset.
         assert_eq!(torch(&[], &[("TORCH_CUDA_ARCH_LIST", " ")]), None);
+    }
+
+    #[test]
+    fn the_mode_is_decided_from_one_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |tool: &str, settings: &[(&str, &str)]| {
+            project(dir.path(), tool);
+            let overrides = Overrides {
+                settings: settings
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                env: BTreeMap::new(),
+            };
+            Mode::load(dir.path(), &overrides)
+        };
+        assert!(matches!(mode("", &[]), Ok(Mode::Native(_))));
+        let wrapped = mode("build-backend = \"scikit_build_core.build\"", &[]);
+        assert!(
+            matches!(&wrapped, Ok(Mode::Wrapped(w)) if w.backend == "scikit_build_core.build"),
+            "{wrapped:?}"
+        );
+        // A setting makes it wrap mode as well; the backend's own settings pass through.
+        let by_setting = mode(
+            "",
+            &[
+                ("build-backend", "setuptools.build_meta"),
+                ("build-dir", "b"),
+            ],
+        );
+        assert!(
+            matches!(&by_setting, Ok(Mode::Wrapped(w)) if w.passed.is_empty() && w.tool.build_dir == "b"),
+            "{by_setting:?}"
+        );
+        // An error in either mode's settings is the configuration's error.
+        let e = mode("build-backend = \"\"", &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("tool.cudawheel.build-backend"),
+            "{e}"
+        );
+        let e = mode("archz = 1", &[]).unwrap_err();
+        assert!(e.to_string().contains("archz"), "{e}");
     }
 
     #[test]

@@ -35,15 +35,29 @@ fn is_ours(name: &str) -> bool {
 }
 
 /// The wrapped build's settings, or `None` when `build-backend` is not set (an ordinary
-/// cudawheel build).
+/// cudawheel build). Reads pyproject.toml; `Mode::load` decides from one read.
+#[cfg(test)]
 pub(crate) fn load(
     source_tree: &Path,
     overrides: &Overrides,
 ) -> Result<Option<Wrapped>, ConfigError> {
-    let (wrapped, wrapping) = read(source_tree, overrides, false)?;
-    if !wrapping {
+    let root = super::project_root(source_tree)?;
+    let text = super::read_pyproject(&root)?;
+    from_text(&root, &text, overrides)
+}
+
+/// `load` of a pyproject.toml text already read (`root` is its folder).
+pub(super) fn from_text(
+    root: &Path,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Option<Wrapped>, ConfigError> {
+    let doc = super::RawDocument::parse(&root.join("pyproject.toml"), text)?;
+    let empty = toml::Table::new();
+    if !wrapping(doc.cudawheel_table(&empty)?, overrides) {
         return Ok(None);
     }
+    let wrapped = settings(root, &doc, overrides)?;
     if wrapped.backend.is_empty() {
         return Err(ConfigError::InvalidValue {
             key: "tool.cudawheel.build-backend".into(),
@@ -62,49 +76,41 @@ pub(crate) fn load_for_env(
     source_tree: &Path,
     overrides: &Overrides,
 ) -> Result<Wrapped, ConfigError> {
-    Ok(read(source_tree, overrides, true)?.0)
-}
-
-/// The settings, and whether `build-backend` is set. `optional`: a missing pyproject.toml
-/// reads as an empty one.
-fn read(
-    source_tree: &Path,
-    overrides: &Overrides,
-    optional: bool,
-) -> Result<(Wrapped, bool), ConfigError> {
     let root = super::project_root(source_tree)?;
     let path = root.join("pyproject.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(_) if optional && !path.exists() => String::new(),
-        Err(source) => return Err(ConfigError::Io { path, source }),
+    let text = match path.exists() {
+        true => super::read_pyproject(&root)?,
+        false => String::new(),
     };
     let doc = super::RawDocument::parse(&path, &text)?;
-    let empty = toml::Table::new();
-    let table = doc.cudawheel_table(&empty)?;
+    settings(&root, &doc, overrides)
+}
+
+/// Whether `build-backend` is set: in `[tool.cudawheel]`, a `-C` setting or the environment.
+fn wrapping(table: &toml::Table, overrides: &Overrides) -> bool {
     let set = |name: &str| {
         overrides.settings.contains_key(name)
             || overrides
                 .settings
                 .contains_key(&format!("cudawheel.{name}"))
     };
-    let wrapping = table.contains_key("build-backend")
+    table.contains_key("build-backend")
         || set("build-backend")
         || overrides
             .env
             .get("CUDAWHEEL_BUILD_BACKEND")
-            .is_some_and(|v| !v.is_empty());
-    if !wrapping && !optional {
-        let nothing = Wrapped {
-            root,
-            backend: String::new(),
-            tool: ToolConfig::parse(&empty, &Overrides::default())?,
-            passed: BTreeMap::new(),
-            variant: None,
-            source_date_epoch: None,
-        };
-        return Ok((nothing, false));
-    }
+            .is_some_and(|v| !v.is_empty())
+}
+
+/// The settings of `doc`'s `[tool.cudawheel]`, the `-C` settings split between cudawheel and
+/// the wrapped backend.
+fn settings(
+    root: &Path,
+    doc: &super::RawDocument,
+    overrides: &Overrides,
+) -> Result<Wrapped, ConfigError> {
+    let empty = toml::Table::new();
+    let table = doc.cudawheel_table(&empty)?;
     let (ours, passed): (BTreeMap<_, _>, BTreeMap<_, _>) = overrides
         .settings
         .clone()
@@ -116,15 +122,14 @@ fn read(
     };
     let tool = ToolConfig::parse(table, &own)?;
     let variant = Spec::parse(&tool, doc.variant_section()?)?;
-    let wrapped = Wrapped {
-        root,
+    Ok(Wrapped {
+        root: root.to_path_buf(),
         backend: tool.build_backend.clone().unwrap_or_default(),
         tool,
         passed,
         variant,
         source_date_epoch: super::source_date_epoch(&overrides.env)?,
-    };
-    Ok((wrapped, wrapping))
+    })
 }
 
 #[cfg(test)]

@@ -143,15 +143,19 @@ impl Resolved {
 
 /// config -> plan -> toolchain -> libraries -> bindings: what `doctor`, the metadata hook and
 /// every build share.
-pub(crate) fn resolve(req: &Request<'_>) -> Result<Resolved, Error> {
-    resolve_with(req, false)
+pub(crate) fn resolve(req: &Request<'_>, config: Config) -> Result<Resolved, Error> {
+    resolve_with(req, config, false)
 }
 
 /// `resolve`; with `split`, and `split = "library"` set, the plan's GPU code moved into
 /// generated shared libraries (`plan::split`) before the libraries each target links are found.
 /// Stops at the first error (`Resolution::for_build`).
-pub(crate) fn resolve_with(req: &Request<'_>, split: bool) -> Result<Resolved, Error> {
-    Resolution::for_build(req, split).into_resolved()
+pub(crate) fn resolve_with(
+    req: &Request<'_>,
+    config: Config,
+    split: bool,
+) -> Result<Resolved, Error> {
+    Resolution::for_build(req, config, split).into_resolved()
 }
 
 /// What `get_requires_for_build_wheel` returns: the binding libraries, the toolkit and CUDA

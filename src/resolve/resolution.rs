@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use crate::compile::wrapped_env::{self, Prepared};
-use crate::config::wrapped::{self as wrap_config, Wrapped};
-use crate::config::{Config, ConfigError, PythonInfo, ToolConfig};
+use crate::config::wrapped::Wrapped;
+use crate::config::{Config, ConfigError, Mode, PythonInfo, ToolConfig};
 use crate::error::Error;
 
 use super::pipeline::{self, Probes, Stop};
@@ -81,16 +81,10 @@ impl From<Result<Resolved, Stop>> for Outcome<Resolved> {
 impl Resolution {
     /// What a build resolves: the stages in order, each probed when reached, stopping at the
     /// first error.
-    pub(crate) fn for_build(req: &Request<'_>, split: bool) -> Resolution {
-        let (project, tool, wheel) = match Config::load(req.source_tree, req.overrides) {
-            Ok(config) => {
-                let tool = Some(Ok(config.tool.clone()));
-                let project = Project::Loaded(Box::new(config.clone()));
-                let wheel = pipeline::run(req, config, split, Probes::Now).into();
-                (project, tool, wheel)
-            }
-            Err(e) => (Project::Unreadable, None, Outcome::Failed(e.into())),
-        };
+    pub(crate) fn for_build(req: &Request<'_>, config: Config, split: bool) -> Resolution {
+        let tool = Some(Ok(config.tool.clone()));
+        let project = Project::Loaded(Box::new(config.clone()));
+        let wheel = pipeline::run(req, config, split, Probes::Now).into();
         Resolution {
             python: req.python.clone(),
             source_tree: req.source_tree.to_path_buf(),
@@ -107,17 +101,15 @@ impl Resolution {
     /// for the wheel with what the survey probed.
     pub(crate) fn describe(req: &Request<'_>) -> Resolution {
         let has_pyproject = req.source_tree.join("pyproject.toml").is_file();
-        let loaded = has_pyproject.then(|| Config::load(req.source_tree, req.overrides));
-        let (project, unreadable) = match loaded {
-            None => (Project::Missing, None),
-            Some(Ok(c)) => (Project::Loaded(Box::new(c)), None),
-            Some(Err(e)) => (Project::Unreadable, Some(e)),
-        };
+        let loaded = has_pyproject.then(|| Mode::load(req.source_tree, req.overrides));
         // Wrap mode: its `[tool.cudawheel]` are the settings (the project need not have a
         // `[project]` table, which is the wrapped backend's).
-        let wrap_settings = wrap_config::load(req.source_tree, req.overrides)
-            .ok()
-            .flatten();
+        let (project, unreadable, wrap_settings) = match loaded {
+            None => (Project::Missing, None, None),
+            Some(Ok(Mode::Native(c))) => (Project::Loaded(c), None, None),
+            Some(Ok(Mode::Wrapped(w))) => (Project::Unreadable, None, Some(*w)),
+            Some(Err(e)) => (Project::Unreadable, Some(e), None),
+        };
         let tool = match (&wrap_settings, &project) {
             (Some(s), _) => Ok(s.tool.clone()),
             (None, Project::Loaded(c)) => Ok(c.tool.clone()),
