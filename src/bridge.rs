@@ -1,8 +1,8 @@
 //! The only file that knows Python: one typed function per PEP 517 hook and per
-//! `python -m cudawheel` operation. Config settings arrive as a `dict[str, str]`, the facts
-//! about the interpreter as JSON (`cudawheel._python_info()`); reports go back as JSON text.
-//! Errors become `cudawheel._core.BuildError` with the rendered message. The GIL is released
-//! while Rust works.
+//! `python -m cudawheel` command. Config settings arrive as a `dict[str, str]`, the facts
+//! about the interpreter as JSON (`cudawheel._python_info()`). A hook's error becomes
+//! `cudawheel._core.BuildError` with the rendered message; a command (`cli_*`, from `cli/`)
+//! returns what to print and its exit status. The GIL is released while Rust works.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +10,7 @@ use std::path::Path;
 use pyo3::create_exception;
 use pyo3::prelude::*;
 
-use crate::commands;
+use crate::cli;
 use crate::config::{Overrides, PythonInfo};
 use crate::error::Error;
 use crate::pep517::{self, Request};
@@ -44,21 +44,6 @@ fn with_request<T: Send>(
         f(&req).map_err(|e| crate::render(&e))
     })
     .map_err(BuildError::new_err)
-}
-
-/// Runs `f` without the GIL; an error becomes `BuildError`.
-fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
-    py.detach(|| f().map_err(|e| crate::render(&e)))
-        .map_err(BuildError::new_err)
-}
-
-fn to_json(value: &impl serde::Serialize) -> Result<String, Error> {
-    // Plain data (strings, numbers, maps): serializing cannot fail.
-    Ok(serde_json::to_string(value).unwrap_or_default())
-}
-
-fn paths(written: Vec<std::path::PathBuf>) -> Vec<String> {
-    written.iter().map(|p| p.display().to_string()).collect()
 }
 
 #[pyfunction]
@@ -174,94 +159,136 @@ fn build_sdist(
     })
 }
 
-/// `doctor(project, settings, python_json) -> str`: the report (never fails on the project).
-#[pyfunction]
-fn doctor(
-    py: Python<'_>,
-    project: &str,
-    settings: Settings,
-    python_json: &str,
-) -> PyResult<String> {
-    with_request(py, project, settings, python_json, |req| {
-        Ok(crate::doctor::report(
-            req.source_tree,
-            req.overrides,
-            req.python,
-        ))
+/// What a `python -m cudawheel` command prints: (stdout, stderr, exit status).
+type Printed = (String, String, i32);
+
+fn printed(out: cli::Output) -> Printed {
+    (out.stdout, out.stderr, out.code)
+}
+
+/// A command's project, settings and interpreter facts (bad facts: `BuildError`).
+fn project<'a>(path: &'a str, settings: Settings, python_json: &str) -> PyResult<cli::Project<'a>> {
+    let (overrides, python) = inputs(settings, python_json).map_err(BuildError::new_err)?;
+    Ok(cli::Project {
+        path,
+        overrides,
+        python,
     })
 }
 
-/// `env(project, settings, python_json) -> [(name, value)]`: the environment of a build
-/// cudawheel does not run (the toolkit folder, `CUDACXX`, `CUDA_HOME`, the archs, ...).
+/// `cli_wheel(project, out_dir, majors, pythons, settings, python_json)`: `wheel`, per CUDA
+/// major and per interpreter.
 #[pyfunction]
-fn env(
+fn cli_wheel(
     py: Python<'_>,
-    project: &str,
-    settings: Settings,
-    python_json: &str,
-) -> PyResult<Vec<(String, String)>> {
-    with_request(py, project, settings, python_json, commands::env)
-}
-
-/// `wheels(project, output_dir, majors, settings, python_json, library=True) -> [paths]`: one
-/// build per CUDA major (none: the configured one), with `split = "library"` the binding wheel
-/// and, when `library`, the library wheel; for a variant build then the variants index.
-#[pyfunction]
-#[pyo3(signature = (project, output_dir, majors, settings, python_json, library=true))]
-fn wheels(
-    py: Python<'_>,
-    project: &str,
-    output_dir: &str,
+    project_dir: &str,
+    out_dir: &str,
     majors: Vec<u32>,
+    pythons: Vec<String>,
     settings: Settings,
     python_json: &str,
-    library: bool,
-) -> PyResult<Vec<String>> {
-    with_request(py, project, settings, python_json, |req| {
-        commands::matrix(req, Path::new(output_dir), &majors, library).map(paths)
-    })
+) -> PyResult<Printed> {
+    let p = project(project_dir, settings, python_json)?;
+    Ok(py.detach(|| printed(cli::wheel(&p, out_dir, &majors, &pythons))))
 }
 
-/// `audit(wheel) -> json`: `{"violations": [str], "gpu_code": {elf: {...}}}`.
 #[pyfunction]
-fn audit(py: Python<'_>, wheel: &str) -> PyResult<String> {
-    detached(py, || to_json(&commands::audit(Path::new(wheel))?))
+fn cli_sdist(
+    py: Python<'_>,
+    project_dir: &str,
+    out_dir: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Printed> {
+    let p = project(project_dir, settings, python_json)?;
+    Ok(py.detach(|| printed(cli::sdist(&p, out_dir))))
 }
 
-/// `size_report(dir) -> json`: the release report of the wheels in `dir`.
 #[pyfunction]
-fn size_report(py: Python<'_>, dir: &str) -> PyResult<String> {
-    detached(py, || to_json(&commands::size_report(Path::new(dir))?))
+fn cli_requires(
+    py: Python<'_>,
+    project_dir: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Printed> {
+    let p = project(project_dir, settings, python_json)?;
+    Ok(py.detach(|| printed(cli::requires(&p))))
 }
 
-/// `variants_json(dir) -> [paths]`: (re)writes `<name>-<version>-variants.json` from the
-/// variant wheels in `dir`.
 #[pyfunction]
-fn variants_json(py: Python<'_>, dir: &str) -> PyResult<Vec<String>> {
-    detached(py, || commands::variants_json(Path::new(dir)).map(paths))
+fn cli_doctor(
+    py: Python<'_>,
+    project_dir: &str,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Printed> {
+    let p = project(project_dir, settings, python_json)?;
+    Ok(py.detach(|| printed(cli::doctor(&p))))
 }
 
-/// `repair(wheels, out_dir, python_json, cuda, name_suffix) -> [paths]`: each wheel repaired
-/// into `out_dir` for the interpreter `python_json` describes.
 #[pyfunction]
-#[pyo3(signature = (wheels, out_dir, python_json, cuda=None, name_suffix=None))]
-fn repair(
+fn cli_env(
+    py: Python<'_>,
+    project_dir: &str,
+    json: bool,
+    settings: Settings,
+    python_json: &str,
+) -> PyResult<Printed> {
+    let p = project(project_dir, settings, python_json)?;
+    Ok(py.detach(|| printed(cli::env(&p, json))))
+}
+
+#[pyfunction]
+fn cli_audit(py: Python<'_>, wheels: Vec<String>, json: bool) -> Printed {
+    py.detach(|| printed(cli::audit(&wheels, json)))
+}
+
+#[pyfunction]
+fn cli_size(py: Python<'_>, folder: &str, json: bool) -> Printed {
+    py.detach(|| printed(cli::size(folder, json)))
+}
+
+/// `cli_check(what, facts_json)`: the verdicts from what `cudawheel._check.facts` reported.
+#[pyfunction]
+fn cli_check(what: &str, facts_json: &str) -> Printed {
+    printed(cli::check(what, facts_json))
+}
+
+/// `check_helpers(wheel) -> [(module name, text, origin)]`: the wheel's `_cuda_libs.py` files
+/// for `check` to run; `OSError` when the wheel cannot be read.
+#[pyfunction]
+fn check_helpers(py: Python<'_>, wheel: &str) -> PyResult<Vec<(String, String, String)>> {
+    py.detach(|| cli::helper_sources(wheel).map_err(|e| e.to_string()))
+        .map_err(pyo3::exceptions::PyOSError::new_err)
+}
+
+#[pyfunction]
+fn cli_variants_json(py: Python<'_>, folder: &str) -> Printed {
+    py.detach(|| printed(cli::variants_json(folder)))
+}
+
+/// `cli_repair(wheels, wheel_dir, python_json, cuda, name_suffix)`: each wheel repaired for
+/// the interpreter `python_json` describes.
+#[pyfunction]
+#[pyo3(signature = (wheels, wheel_dir, python_json, cuda=None, name_suffix=None))]
+fn cli_repair(
     py: Python<'_>,
     wheels: Vec<String>,
-    out_dir: &str,
+    wheel_dir: &str,
     python_json: &str,
     cuda: Option<u32>,
     name_suffix: Option<String>,
-) -> PyResult<Vec<String>> {
-    let python: PythonInfo = serde_json::from_str(python_json).map_err(|e| {
-        BuildError::new_err(format!(
-            "cudawheel: internal error: bad interpreter facts: {e}"
+) -> PyResult<Printed> {
+    let p = project(".", Settings::new(), python_json)?;
+    Ok(py.detach(|| {
+        printed(cli::repair(
+            &wheels,
+            wheel_dir,
+            &p.python,
+            cuda,
+            name_suffix,
         ))
-    })?;
-    let wheels: Vec<std::path::PathBuf> = wheels.iter().map(std::path::PathBuf::from).collect();
-    detached(py, || {
-        commands::repair(&wheels, Path::new(out_dir), &python, cuda, name_suffix).map(paths)
-    })
+    }))
 }
 
 #[pymodule]
@@ -274,13 +301,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_wheel, m)?)?;
     m.add_function(wrap_pyfunction!(build_editable, m)?)?;
     m.add_function(wrap_pyfunction!(build_sdist, m)?)?;
-    m.add_function(wrap_pyfunction!(doctor, m)?)?;
-    m.add_function(wrap_pyfunction!(wheels, m)?)?;
-    m.add_function(wrap_pyfunction!(audit, m)?)?;
-    m.add_function(wrap_pyfunction!(size_report, m)?)?;
-    m.add_function(wrap_pyfunction!(variants_json, m)?)?;
-    m.add_function(wrap_pyfunction!(repair, m)?)?;
-    m.add_function(wrap_pyfunction!(env, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_wheel, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_sdist, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_requires, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_env, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_audit, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_size, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_check, m)?)?;
+    m.add_function(wrap_pyfunction!(check_helpers, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_variants_json, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_repair, m)?)?;
     m.add("BuildError", m.py().get_type::<BuildError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

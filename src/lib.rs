@@ -19,7 +19,8 @@
 //! `hint.rs`, `ui.rs` (the only place that prints). Composers: `resolve/` (stages 1-5 as one
 //! `Resolution`, shared by the hooks and `doctor`), `pipeline.rs` (the build: resolve, compile,
 //! audit, package, the finished wheels' audit and size, the summary), `pep517.rs` (the hooks),
-//! `commands.rs` (the CLI's operations), `doctor.rs` (the report); `error.rs` gathers the
+//! `commands.rs` (the CLI's operations), `cli/` (the CLI's commands, decided and rendered),
+//! `doctor.rs` (the report); `error.rs` gathers the
 //! stages' errors; `bridge.rs` is the only file that knows Python.
 
 // Every module is private to the crate: the Python layer (`bridge`, feature `python`) is the
@@ -32,6 +33,7 @@ mod audit;
 mod bindings;
 #[cfg(feature = "python")]
 mod bridge;
+mod cli;
 mod commands;
 mod compile;
 mod config;

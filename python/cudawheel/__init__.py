@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sys
-import sysconfig
+
+from ._interpreter import _python_info
 
 __all__ = [
     "build_editable",
@@ -24,31 +24,6 @@ __all__ = [
     "prepare_metadata_for_build_editable",
     "prepare_metadata_for_build_wheel",
 ]
-
-
-def _python_info() -> dict:
-    soabi = sysconfig.get_config_var("SOABI") or ""
-    impl = sys.implementation.name
-    ver = sys.version_info
-    if impl == "cpython":
-        python_tag = f"cp{ver.major}{ver.minor}"
-        parts = soabi.split("-")
-        abi_tag = "cp" + parts[1] if len(parts) > 1 else python_tag
-    else:
-        python_tag = f"{impl[:2]}{ver.major}{ver.minor}"
-        abi_tag = soabi.replace("-", "_").replace(".", "_") or "none"
-    return {
-        "version": [ver.major, ver.minor],
-        "implementation": impl,
-        "python_tag": python_tag,
-        "abi_tag": abi_tag,
-        "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX") or ".so",
-        "include_dir": sysconfig.get_paths()["include"],
-        "sys_path": [p for p in sys.path if p and os.path.isdir(p)],
-        "machine": platform.machine(),
-        "executable": sys.executable,
-        "gil_disabled": sysconfig.get_config_var("Py_GIL_DISABLED") == 1,
-    }
 
 
 def _settings(config_settings) -> dict[str, str]:

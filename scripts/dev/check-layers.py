@@ -7,8 +7,8 @@
    but `super::sibling::x` is an import of the sibling);
 2. no stage imports a later stage (config -> plan -> toolchain -> libraries -> bindings ->
    build -> audit -> package); the shared helpers (hint, ui, inspect) import no stage;
-3. only the composers (pep517, pipeline, wrap, commands, resolve, doctor, bridge) and error.rs import several stages'
-   entry points freely, and no stage imports a composer or error.rs.
+3. only the composers (pep517, pipeline, wrap, commands, cli, resolve, doctor, bridge) and error.rs
+   import several stages' entry points freely, and no stage imports a composer or error.rs.
 
 4. no function (tests included) is longer than 120 lines.
 
@@ -29,8 +29,13 @@ SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resol
 STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "compile", "audit", "package"]
 SHARED = {"hint", "ui", "inspect"}
 # The only files (or folders) that may spawn processes; clippy.toml and ARCHITECTURE.md say so.
-SPAWNERS = ["compile/job.rs", "compile/wrapped.rs", "toolchain/", "bindings/probe.rs", "package/repair/tools.rs"]
-COMPOSERS = {"pep517", "pipeline", "wrap", "commands", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error"}
+SPAWNERS = [
+    "compile/job.rs", "compile/wrapped.rs", "toolchain/", "bindings/probe.rs", "package/repair/tools.rs",
+    "cli/interpreters.rs",
+]
+COMPOSERS = {
+    "pep517", "pipeline", "wrap", "commands", "cli", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error",
+}
 
 
 def module_of(path: Path) -> list[str]:

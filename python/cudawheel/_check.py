@@ -1,0 +1,71 @@
+"""`python -m cudawheel check`: what a package's or a wheel's generated helpers (`_cuda_libs.py`)
+report in this interpreter, as JSON for the Rust core, which decides and renders the verdict.
+
+This part stays in Python: the helpers are Python modules, and their checks (libcuda's driver
+version, NVML's GPUs, the verdict per GPU) run in the interpreter that would import the package.
+The package itself is not imported (its import runs the check, which may fail); a wheel's
+helpers come from the Rust core, which reads them out of the zip."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import types
+
+
+def facts(what: str) -> str:
+    """`{"helpers": [each helper's facts]}`, or `{"error": why none could be found}`."""
+    from . import _core
+
+    try:
+        if what.endswith(".whl"):
+            helpers = [_load(name, text, origin, name) for name, text, origin in _core.check_helpers(what)]
+        else:
+            helpers = _installed(what)
+    except (LookupError, OSError) as err:
+        return json.dumps({"error": str(err)})
+    return json.dumps({"helpers": [_facts(owner, m) for owner, m in helpers]})
+
+
+def _load(name, text, origin, owner):
+    """(what its messages name, the helper `text` as module `name`). torch's import, there to
+    load torch's libraries, is left out: the check needs none."""
+    module = types.ModuleType(name)
+    module.__package__ = name.rpartition(".")[0]
+    module.__file__ = origin
+    text = text.replace("\nimport torch  # noqa: F401\n", "\n")
+    exec(compile(text, origin, "exec"), module.__dict__)
+    return getattr(module, "_OWNER", owner), module
+
+
+def _installed(what):
+    """The helper of an installed package or top-level module (none: [])."""
+    top = what.split(".")[0]
+    spec = importlib.util.find_spec(top)
+    if spec is None:
+        raise LookupError(f"no package or module {top!r} on sys.path")
+    if spec.submodule_search_locations:
+        candidates = [(f"{top}._cuda_libs", os.path.join(d, "_cuda_libs.py")) for d in spec.submodule_search_locations]
+    else:
+        folder = os.path.dirname(spec.origin or "")
+        candidates = [(f"_{top}_cuda_libs", os.path.join(folder, f"_{top}_cuda_libs.py"))]
+    for name, path in candidates:
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                return [_load(name, f.read(), path, top)]
+    return []
+
+
+def _facts(owner, m) -> dict:
+    """The answers of one helper, asked in the order its import asks them (a driver below a
+    floor: nothing more)."""
+    out = {"package": owner, "cuda": list(m.CUDA_VERSION), "floors": [[r, list(c)] for r, c in m.DRIVER_FLOORS],
+           "driver_status": m.driver_status(), "driver_problem": m.driver_problem() or None}
+    if out["driver_problem"] is None:
+        out["other_copies"] = list(getattr(m, "other_copies", lambda: [])())
+        verdicts = m.gpu_verdicts()
+        out["driver_version"] = m.driver_version()
+        out["gpus"] = [{"index": v.index, "name": v.name, "sm": v.sm, "verdict": v.verdict, "message": v.message}
+                       for v in verdicts]
+    return out
