@@ -139,7 +139,8 @@ impl Mode {
 
 impl Config {
     /// The project's configuration for cudawheel's own build (whatever `build-backend` says:
-    /// `Mode::load` decides the mode).
+    /// the code decides the mode with `Mode::load`; tests load a native project directly).
+    #[cfg(test)]
     pub(crate) fn load(source_tree: &Path, overrides: &Overrides) -> Result<Config, ConfigError> {
         let root = project_root(source_tree)?;
         let text = read_pyproject(&root)?;
