@@ -127,6 +127,30 @@ def clean_env(**extra):
     return env
 
 
+def build_wheel(py, project, out, *settings, args=(), env=None, check=True, timeout=900):
+    """The suite's one build: `py -m cudawheel wheel PROJECT -o OUT -C SETTING... ARGS...` in
+    `env` (default `clean_env()`); `ARGS` come last, so a `-C` there wins over `settings`.
+    Returns (the wheel cudawheel printed last on stdout, or None when the build failed, the
+    CompletedProcess)."""
+    cmd = [py, "-m", "cudawheel", "wheel", project, "-o", out]
+    for setting in settings:
+        cmd += ["-C", setting]
+    proc = run([*cmd, *args], env=env or clean_env(), check=check, timeout=timeout)
+    lines = proc.stdout.strip().splitlines()
+    return (Path(lines[-1]) if proc.returncode == 0 and lines else None), proc
+
+
+def pyproject(name: str, *, version: str = "0.1.0", tool: str = "", project_extra: str = "",
+              requires: tuple[str, ...] = ("cudawheel",), after: str = "") -> str:
+    """The suite's one pyproject.toml builder: cudawheel as the backend, `[project]` with `name`,
+    `version` and `project_extra` lines, `[tool.cudawheel]` with `tool` lines, then `after`
+    (extension tables, other tables)."""
+    reqs = ", ".join(f'"{r}"' for r in requires)
+    return (f'[build-system]\nrequires = [{reqs}]\nbuild-backend = "cudawheel"\n\n'
+            f'[project]\nname = "{name}"\nversion = "{version}"\n{project_extra}\n'
+            f'[tool.cudawheel]\n{tool}\n{after}')
+
+
 def jax_floor_release(jaxlib: str) -> str:
     """The release in the jax floor a wheel built with jaxlib `jaxlib` gets: its first three
     parts, a local part dropped (0.12.0.1 -> 0.12.0)."""

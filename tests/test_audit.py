@@ -8,13 +8,11 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from conftest import clean_env, copy_example, run
+from conftest import build_wheel, clean_env, copy_example, run
 
 
 def build(py, tmp_path, example):
-    project = copy_example(example, tmp_path)
-    proc = run([py, "-m", "cudawheel", "wheel", project, "-o", tmp_path / "out", "-C", "archs=90"], env=clean_env())
-    return Path(proc.stdout.strip())
+    return build_wheel(py, copy_example(example, tmp_path), tmp_path / "out", "archs=90")[0]
 
 
 def rewrite(src: Path, dest: Path, replace: dict[str, bytes]) -> Path:

@@ -24,6 +24,7 @@ from conftest import (
     REPO,
     ZIG_REQUIREMENT,
     Wheel,
+    build_wheel,
     clean_env,
     copy_example,
     make_venv,
@@ -57,10 +58,7 @@ def cross_python(scratch, wheelhouse) -> Path:
 
 
 def build(py, project: Path, out: Path, *settings: str, env=None) -> tuple[Path, str]:
-    args = [py, "-m", "cudawheel", "wheel", project, "-o", out]
-    for s in settings:
-        args += ["-C", s]
-    proc = run(args, env=env or zig_env())
+    _, proc = build_wheel(py, project, out, *settings, env=env or zig_env())
     (path,) = out.glob("*.whl")
     return path, proc.stderr
 

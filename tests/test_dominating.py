@@ -11,7 +11,7 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from conftest import clean_env, run
+from conftest import build_wheel, clean_env, pyproject
 
 SMALL = """__global__ void k{i}(float *x) {{ x[threadIdx.x] += {i}.0f; }}
 extern "C" void small{i}(float *x) {{ k{i}<<<1, 32>>>(x); }}
@@ -43,10 +43,9 @@ def project(root: Path, dominating: bool) -> Path:
     for i in range(3 if dominating else 4):
         (root / f"csrc/small{i}.cu").write_text(SMALL.format(i=i))
     (root / "csrc/module.cpp").write_text(MODULE)
-    (root / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["cudawheel"]\nbuild-backend = "cudawheel"\n'
-        '[project]\nname = "dom"\nversion = "1.0"\n[tool.cudawheel]\narchs = ["80", "90"]\n'
-        '[[tool.cudawheel.extension]]\nname = "dom._k"\nsources = ["csrc/*.cu", "csrc/module.cpp"]\n')
+    (root / "pyproject.toml").write_text(pyproject(
+        "dom", version="1.0", tool='archs = ["80", "90"]',
+        after='[[tool.cudawheel.extension]]\nname = "dom._k"\nsources = ["csrc/*.cu", "csrc/module.cpp"]\n'))
     return root
 
 
@@ -54,9 +53,8 @@ def build(py: Path, proj: Path, out: Path, jobs: int, **env) -> tuple[str, dict[
     """A cold build: the wheel's sha256, each nvcc compile's command from build.log, and every
     step's label in the order the steps finished (build.log logs each as it finishes)."""
     shutil.rmtree(proj / "build", ignore_errors=True)
-    proc = run([py, "-m", "cudawheel", "wheel", proj, "-o", out],
-               env=clean_env(CUDAWHEEL_JOBS=str(jobs), SOURCE_DATE_EPOCH="1700000000", **env))
-    wheel = Path(proc.stdout.strip().splitlines()[-1])
+    env = clean_env(CUDAWHEEL_JOBS=str(jobs), SOURCE_DATE_EPOCH="1700000000", **env)
+    wheel, _ = build_wheel(py, proj, out, env=env)
     log = next((proj / "build").rglob("build.log")).read_text()
     # Each step: `== nvcc csrc/heavy.cu (1.2 s)`, then `$ <command>`.
     commands, label, finished = {}, None, []

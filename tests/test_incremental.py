@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Wheel, clean_env, copy_example, run
+from conftest import Wheel, build_wheel, clean_env, copy_example, run
 
 ARCH = "80"
 
@@ -30,9 +30,8 @@ ARCH = "80"
 def build(py: Path, project: Path, cu13_home: Path, *extra: str, out: str = "dist", **env):
     """`python -m cudawheel wheel` on `project`; returns (wheel path, stderr)."""
     e = clean_env(CUDA_HOME=cu13_home, SOURCE_DATE_EPOCH="1700000000", **env)
-    proc = run([py, "-m", "cudawheel", "wheel", project, "-o", project / out, "-C", f"archs={ARCH}", *extra],
-               env=e)
-    return Path(proc.stdout.strip().splitlines()[-1]), proc.stderr
+    wheel, proc = build_wheel(py, project, project / out, f"archs={ARCH}", args=extra, env=e)
+    return wheel, proc.stderr
 
 
 def steps(log: str) -> tuple[int, int]:

@@ -22,16 +22,24 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CACHE, REPO, ZIG_REQUIREMENT, Wheel, clean_env, copy_example, readelf_dynamic, run, zig_env
+from conftest import (
+    CACHE,
+    REPO,
+    ZIG_REQUIREMENT,
+    Wheel,
+    build_wheel,
+    clean_env,
+    copy_example,
+    readelf_dynamic,
+    run,
+    zig_env,
+)
 
 TAGS = {"2_17": "manylinux2014_x86_64.manylinux_2_17_x86_64", "2_28": "manylinux_2_28_x86_64"}
 
 
 def build(py, project: Path, out: Path, *settings: str, env=None) -> Path:
-    args = [py, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "archs=90"]
-    for s in settings:
-        args += ["-C", s]
-    run(args, env=env or zig_env())
+    build_wheel(py, project, out, "archs=90", *settings, env=env or zig_env())
     (path,) = out.glob("*.whl")
     return path
 

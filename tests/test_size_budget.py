@@ -12,7 +12,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from conftest import Wheel, clean_env, copy_example, run, toolkit_home
+from conftest import Wheel, build_wheel, clean_env, copy_example, run, toolkit_home
 
 
 def fatbin_bytes(so: Path) -> int:
@@ -27,11 +27,8 @@ def fatbin_bytes(so: Path) -> int:
 
 
 def build(py, project, out, *settings, env):
-    args = [py, "-m", "cudawheel", "wheel", project, "-o", out]
-    for s in settings:
-        args += ["-C", s]
-    proc = run(args, env=env)
-    return Path(proc.stdout.strip().splitlines()[-1]), proc.stderr
+    wheel, proc = build_wheel(py, project, out, *settings, env=env)
+    return wheel, proc.stderr
 
 
 def test_size_command_totals_and_the_split_estimate(backend_python, cu13_home, tmp_path):

@@ -22,7 +22,7 @@ from conftest import (
     TORCH_REQS,
     ZIG_REQUIREMENT,
     Wheel,
-    clean_env,
+    build_wheel,
     copy_example,
     new_venv,
     readelf_dynamic,
@@ -79,8 +79,7 @@ def variant(work: Path, *, stable: bool, planted: bool, cpu_only: bool) -> Path:
 
 
 def build(python, project: Path, out: Path, *args, check=True, env=None):
-    return run([python, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "archs=90-real", *args],
-               env=env or clean_env(), timeout=2400, check=check)
+    return build_wheel(python, project, out, "archs=90-real", args=args, env=env, timeout=2400, check=check)[1]
 
 
 @pytest.fixture(scope="module")
