@@ -234,6 +234,18 @@ mod tests {
         std::fs::write(dir.join("pyproject.toml"), text).unwrap();
     }
 
+    fn overrides(settings: &[(&str, &str)], env: &[(&str, &str)]) -> Overrides {
+        let pairs = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        Overrides {
+            settings: pairs(settings),
+            env: pairs(env),
+        }
+    }
+
     fn load(
         tool: &str,
         settings: &[(&str, &str)],
@@ -241,17 +253,7 @@ mod tests {
     ) -> Result<Config, ConfigError> {
         let dir = tempfile::tempdir().unwrap();
         project(dir.path(), tool);
-        let overrides = Overrides {
-            settings: settings
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        };
-        Config::load(dir.path(), &overrides)
+        Config::load(dir.path(), &overrides(settings, env))
     }
 
     #[test]
@@ -362,14 +364,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mode = |tool: &str, settings: &[(&str, &str)]| {
             project(dir.path(), tool);
-            let overrides = Overrides {
-                settings: settings
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-                env: BTreeMap::new(),
-            };
-            Mode::load(dir.path(), &overrides)
+            Mode::load(dir.path(), &overrides(settings, &[]))
         };
         assert!(matches!(mode("", &[]), Ok(Mode::Native(_))));
         let wrapped = mode("build-backend = \"scikit_build_core.build\"", &[]);
