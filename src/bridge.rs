@@ -280,15 +280,7 @@ fn cli_repair(
     name_suffix: Option<String>,
 ) -> PyResult<Printed> {
     let p = project(".", Settings::new(), python_json)?;
-    Ok(py.detach(|| {
-        printed(cli::repair(
-            &wheels,
-            wheel_dir,
-            &p.python,
-            cuda,
-            name_suffix,
-        ))
-    }))
+    Ok(py.detach(|| printed(cli::repair(&wheels, wheel_dir, &p, cuda, name_suffix))))
 }
 
 #[pymodule]

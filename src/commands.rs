@@ -126,22 +126,23 @@ pub(crate) fn variants_json(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// `python -m cudawheel repair WHEEL... -w OUT`: each wheel repaired into `out_dir`
-/// (`package::repair` with the standalone settings, for the interpreter `python`; `cuda`: the
-/// CUDA major when the wheel links no libcudart). All or nothing: on an error the wheels this
-/// command wrote before are removed. Returns the files written.
+/// (`package::repair` with the standalone settings, for the interpreter `python`; `env`: the
+/// caller's environment, for `SOURCE_DATE_EPOCH`; `cuda`: the CUDA major when the wheel links
+/// no libcudart). All or nothing: on an error the wheels this command wrote before are
+/// removed. Returns the files written.
 pub(crate) fn repair(
     wheels: &[PathBuf],
     out_dir: &Path,
     python: &crate::config::PythonInfo,
+    env: &BTreeMap<String, String>,
     cuda: Option<u32>,
     name_suffix: Option<String>,
 ) -> Result<Vec<PathBuf>, Error> {
     use crate::package::repair::{repair_wheel, RepairSettings};
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let mut settings = RepairSettings::standalone()
         .with_python(python.clone())
         .with_cuda_major(cuda)
-        .with_epoch(crate::config::source_date_epoch(&env)?);
+        .with_epoch(crate::config::source_date_epoch(env)?);
     if let Some(suffix) = name_suffix {
         // `--name-suffix ''` keeps the project's own name (docs/how-to/naming.md).
         settings.name_suffix = suffix;

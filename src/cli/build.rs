@@ -166,16 +166,25 @@ pub(crate) fn variants_json(folder: &str) -> Output {
     }
 }
 
-/// `repair`: each wheel repaired into `wheel_dir` for the running interpreter.
+/// `repair`: each wheel repaired into `wheel_dir` for the running interpreter, with its
+/// environment (`SOURCE_DATE_EPOCH`).
 pub(crate) fn repair(
     wheels: &[String],
     wheel_dir: &str,
-    python: &PythonInfo,
+    p: &Project<'_>,
     cuda: Option<u32>,
     name_suffix: Option<String>,
 ) -> Output {
     let wheels: Vec<PathBuf> = wheels.iter().map(|w| abspath(w)).collect();
-    match commands::repair(&wheels, &abspath(wheel_dir), python, cuda, name_suffix) {
+    let out = abspath(wheel_dir);
+    match commands::repair(
+        &wheels,
+        &out,
+        &p.python,
+        &p.overrides.env,
+        cuda,
+        name_suffix,
+    ) {
         Ok(written) => Output::lines(written.iter().map(|w| w.display())),
         Err(e) => Output::failed(&e),
     }
