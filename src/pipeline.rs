@@ -306,7 +306,7 @@ fn write_one(
         epoch: r.config.source_date_epoch,
         budget: audit::size::Budget {
             max_bytes: r.config.tool.max_wheel_size,
-            compress: r.toolchain.compress,
+            compress: Some(r.toolchain.compress),
             cuda_major: nvcc.major,
             ptx_all: r.plan.ptx == crate::config::Ptx::All,
         },

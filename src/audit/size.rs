@@ -6,14 +6,16 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::config::compress::{linux_driver, Compress};
-use crate::inspect::fatbin::{fatbin_entries, fatbin_section};
+use crate::inspect::fatbin::{entries, fatbin_section, Codec, Entry, EntryKind};
 
 /// What the budget check needs to know of the build, for its hints.
 #[derive(Debug, Clone)]
 pub(crate) struct Budget {
     pub(crate) max_bytes: u64,
-    /// The compression mode this build used and the CUDA major it built for.
-    pub(crate) compress: Compress,
+    /// The compression mode this build used (`None`: the build's own nvcc flags chose it, as in
+    /// a repaired wheel; it is read from the wheel's fatbins when the wheel is over budget) and
+    /// the CUDA major it built for.
+    pub(crate) compress: Option<Compress>,
     pub(crate) cuda_major: u32,
     /// `ptx = "all"` was in force (PTX of every arch).
     pub(crate) ptx_all: bool,
@@ -54,14 +56,16 @@ pub(crate) fn human(bytes: u64) -> String {
     }
 }
 
-/// The members of a wheel by stored size and the fatbin bytes per GPU architecture, biggest first.
-type Sizes = (Vec<(String, u64)>, Vec<(String, u64)>);
+/// The members of a wheel by stored size, the fatbin bytes per GPU architecture (biggest
+/// first), and how its GPU code is compressed (`compress_of`).
+type Sizes = (Vec<(String, u64)>, Vec<(String, u64)>, Option<Compress>);
 
 fn sizes(wheel: &Path) -> std::io::Result<Sizes> {
     let bad = |e| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
     let mut zip = zip::ZipArchive::new(std::fs::File::open(wheel)?).map_err(bad)?;
     let mut members: Vec<(String, u64)> = Vec::new();
     let mut archs: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut all = Vec::new();
     for i in 0..zip.len() {
         let mut f = zip.by_index(i).map_err(bad)?;
         members.push((f.name().to_string(), f.compressed_size()));
@@ -69,8 +73,9 @@ fn sizes(wheel: &Path) -> std::io::Result<Sizes> {
             let mut bytes = Vec::new();
             f.read_to_end(&mut bytes)?;
             if let Some(section) = fatbin_section(&bytes) {
-                for (arch, n) in fatbin_entries(section) {
-                    *archs.entry(arch).or_default() += n;
+                for e in entries(section) {
+                    *archs.entry(e.name()).or_default() += e.size;
+                    all.push(e);
                 }
             }
         }
@@ -78,7 +83,7 @@ fn sizes(wheel: &Path) -> std::io::Result<Sizes> {
     members.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut archs: Vec<(String, u64)> = archs.into_iter().collect();
     archs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    Ok((members, archs))
+    Ok((members, archs, compress_of(&all)))
 }
 
 fn list(items: &[(String, u64)]) -> String {
@@ -91,7 +96,7 @@ fn list(items: &[(String, u64)]) -> String {
 }
 
 /// The fixes, in the order they usually help most.
-fn fixes(budget: &Budget, archs: &[(String, u64)]) -> Vec<String> {
+fn fixes(budget: &Budget, compress: Compress, archs: &[(String, u64)]) -> Vec<String> {
     let mut hints = Vec::new();
     if !archs.is_empty() {
         hints.push(format!(
@@ -105,13 +110,13 @@ fn fixes(budget: &Budget, archs: &[(String, u64)]) -> Vec<String> {
         }
     }
     let floor = Compress::Size.driver_floor(budget.cuda_major);
-    if budget.compress != Compress::Size {
+    if compress != Compress::Size {
         let driver = linux_driver(floor)
             .map(|d| format!(", Linux driver {d}"))
             .unwrap_or_default();
         hints.push(format!(
             "`compress = \"size\"`: the smallest fatbins (this build used \"{}\"); with CUDA {} it needs a driver for CUDA {}.{} or newer{driver}",
-            budget.compress.name(),
+            compress.name(),
             budget.cuda_major,
             floor.0,
             floor.1
@@ -147,16 +152,10 @@ pub(crate) fn gpu_line(
     })
 }
 
-/// The `compress` mode the GPU code of `elfs` was built with, read from its fatbins (for a wheel
-/// cudawheel did not compile, whose flags it did not choose): zstd on SASS is "size", zstd on
-/// PTX only "balance", LZ4 "speed", nothing compressed "none"; `None` without GPU code.
-pub(crate) fn compress_of<'a>(elfs: impl IntoIterator<Item = &'a [u8]>) -> Option<Compress> {
-    use crate::inspect::fatbin::{entries, Codec, EntryKind};
-    let all: Vec<_> = elfs
-        .into_iter()
-        .filter_map(fatbin_section)
-        .flat_map(entries)
-        .collect();
+/// The `compress` mode fatbin entries were built with (for a wheel cudawheel did not compile,
+/// whose flags it did not choose): zstd on SASS is "size", zstd on PTX only "balance", LZ4
+/// "speed", nothing compressed "none"; `None` without GPU code.
+fn compress_of(all: &[Entry]) -> Option<Compress> {
     let has = |kind: Option<EntryKind>, codec: Codec| {
         all.iter()
             .any(|e| e.codec == codec && kind.is_none_or(|k| e.kind == k))
@@ -191,15 +190,16 @@ pub(crate) fn check(wheel: &Path, size: u64, budget: &Budget) -> Result<(), Size
         .unwrap_or_default()
         .to_string_lossy()
         .to_string();
-    let (members, archs) = sizes(wheel).map_err(|source| SizeError::Read {
+    let (members, archs, read) = sizes(wheel).map_err(|source| SizeError::Read {
         wheel: name.clone(),
         source,
     })?;
+    let compress = budget.compress.or(read).unwrap_or(Compress::None);
     let mut report = format!("  biggest members (compressed): {}", list(&members));
     if !archs.is_empty() {
         report.push_str(&format!("\n  GPU code by architecture: {}", list(&archs)));
     }
-    let mut hints = fixes(budget, &archs);
+    let mut hints = fixes(budget, compress, &archs);
     if per_python(&name) && !archs.is_empty() {
         hints.push("this wheel serves one CPython version and every other version's wheel carries the same GPU code again: `py-limited-api` (the C API; nanobind from cp312) builds one wheel for all of them, and `python -m cudawheel size DIR` shows what a release folder repeats".into());
     }
@@ -437,14 +437,48 @@ mod tests {
     }
 
     #[test]
+    fn the_compression_is_read_from_the_entries() {
+        let entry = |kind, codec| Entry {
+            kind,
+            sm: 90,
+            suffix: "",
+            version: (1, 8),
+            size: 8,
+            codec,
+        };
+        let (sass, ptx) = (EntryKind::Sass, EntryKind::Ptx);
+        let mode = |e: &[(EntryKind, Codec)]| {
+            compress_of(&e.iter().map(|&(k, c)| entry(k, c)).collect::<Vec<_>>())
+        };
+        // As nvcc 13.5 writes each mode (`inspect::fatbin`'s measured flags).
+        assert_eq!(
+            mode(&[(sass, Codec::Stored), (ptx, Codec::Stored)]),
+            Some(Compress::None)
+        );
+        assert_eq!(
+            mode(&[(sass, Codec::Stored), (ptx, Codec::Lz4)]),
+            Some(Compress::Speed)
+        );
+        assert_eq!(
+            mode(&[(sass, Codec::Stored), (ptx, Codec::Zstd)]),
+            Some(Compress::Balance)
+        );
+        assert_eq!(
+            mode(&[(sass, Codec::Zstd), (ptx, Codec::Zstd)]),
+            Some(Compress::Size)
+        );
+        assert_eq!(mode(&[]), None);
+    }
+
+    #[test]
     fn hints_name_the_fixes_and_the_driver_floor() {
         let budget = Budget {
             max_bytes: 1,
-            compress: Compress::Speed,
+            compress: Some(Compress::Speed),
             cuda_major: 12,
             ptx_all: true,
         };
-        let hints = fixes(&budget, &[("sm_90".into(), 3_000_000)]);
+        let hints = fixes(&budget, Compress::Speed, &[("sm_90".into(), 3_000_000)]);
         let text = hints.join("\n");
         assert!(text.contains("sm_90 3.0 MB"), "{text}");
         assert!(text.contains("`ptx = \"highest\"`"), "{text}");

@@ -147,14 +147,6 @@ pub(crate) fn entries(section: &[u8]) -> Vec<Entry> {
     out
 }
 
-/// GPU code by architecture in one fatbin section: (`sm_90` / `compute_90a`, bytes), in order.
-pub(crate) fn fatbin_entries(section: &[u8]) -> Vec<(String, u64)> {
-    entries(section)
-        .into_iter()
-        .map(|e| (e.name(), e.size))
-        .collect()
-}
-
 /// The GPU code one ELF file carries. Field names are stable (other stages and the generated
 /// `_cuda_libs.py` use them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -237,6 +229,14 @@ pub(crate) fn fatbin_section(elf: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// (`sm_90` / `compute_90a`, bytes) of each entry, in order.
+    fn fatbin_entries(section: &[u8]) -> Vec<(String, u64)> {
+        entries(section)
+            .into_iter()
+            .map(|e| (e.name(), e.size))
+            .collect()
+    }
 
     fn container(entries: &[(u16, u32, u32)]) -> Vec<u8> {
         container_with(

@@ -162,7 +162,7 @@ mod tests {
     fn budget(max_bytes: u64) -> Budget {
         Budget {
             max_bytes,
-            compress: Compress::None,
+            compress: Some(Compress::None),
             cuda_major: 13,
             ptx_all: false,
         }

@@ -31,7 +31,6 @@ use std::path::{Path, PathBuf};
 pub(crate) use error::RepairError;
 
 use crate::audit::{elf_rules, size};
-use crate::config::compress::Compress;
 use crate::config::{CudaDeps, PythonInfo, ToolConfig};
 use crate::package::archive::{self, Files};
 use crate::package::finish::{finish, Finish};
@@ -220,10 +219,6 @@ pub(crate) fn repair_wheel(
     for (path, text) in helpers {
         files.add_bytes(&path, text, false);
     }
-    let elfs = members
-        .iter()
-        .filter(|m| m.is_elf())
-        .map(|m| m.bytes.as_slice());
     let f = Finish {
         name_version: format!("{}-{}", stem.file_stem, input.version_part()),
         dist_info: stem.dist_info.clone(),
@@ -232,8 +227,8 @@ pub(crate) fn repair_wheel(
         epoch: settings.epoch,
         budget: size::Budget {
             max_bytes: settings.max_wheel_size,
-            // What the wrapped build's nvcc did, read back from the fatbins.
-            compress: size::compress_of(elfs).unwrap_or(Compress::None),
+            // The wrapped build's nvcc flags chose it: read from the fatbins if over budget.
+            compress: None,
             cuda_major: needs.major.unwrap_or(0),
             ptx_all: false,
         },
