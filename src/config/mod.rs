@@ -130,9 +130,10 @@ impl Mode {
     pub(crate) fn load(source_tree: &Path, overrides: &Overrides) -> Result<Mode, ConfigError> {
         let root = project_root(source_tree)?;
         let text = read_pyproject(&root)?;
-        Ok(match wrapped::from_text(&root, &text, overrides)? {
+        let doc = RawDocument::parse(&root.join("pyproject.toml"), &text)?;
+        Ok(match wrapped::from_doc(&root, &doc, overrides)? {
             Some(w) => Mode::Wrapped(Box::new(w)),
-            None => Mode::Native(Box::new(Config::from_text(&root, text, overrides)?)),
+            None => Mode::Native(Box::new(Config::from_doc(&root, text, doc, overrides)?)),
         })
     }
 }
@@ -155,9 +156,19 @@ impl Config {
         text: String,
         overrides: &Overrides,
     ) -> Result<Config, ConfigError> {
+        let doc = RawDocument::parse(&root.join("pyproject.toml"), &text)?;
+        Config::from_doc(root, text, doc, overrides)
+    }
+
+    /// `from_text` of the document already parsed from `text`.
+    fn from_doc(
+        root: &Path,
+        text: String,
+        mut doc: RawDocument,
+        overrides: &Overrides,
+    ) -> Result<Config, ConfigError> {
         let root = root.to_path_buf();
         let path = root.join("pyproject.toml");
-        let mut doc = RawDocument::parse(&path, &text)?;
         let Some(raw_project) = doc.project.take() else {
             return Err(ConfigError::NoProject { path });
         };

@@ -43,21 +43,21 @@ pub(crate) fn load(
 ) -> Result<Option<Wrapped>, ConfigError> {
     let root = super::project_root(source_tree)?;
     let text = super::read_pyproject(&root)?;
-    from_text(&root, &text, overrides)
+    let doc = super::RawDocument::parse(&root.join("pyproject.toml"), &text)?;
+    from_doc(&root, &doc, overrides)
 }
 
-/// `load` of a pyproject.toml text already read (`root` is its folder).
-pub(super) fn from_text(
+/// `load` of a pyproject.toml already read and parsed (`root` is its folder).
+pub(super) fn from_doc(
     root: &Path,
-    text: &str,
+    doc: &super::RawDocument,
     overrides: &Overrides,
 ) -> Result<Option<Wrapped>, ConfigError> {
-    let doc = super::RawDocument::parse(&root.join("pyproject.toml"), text)?;
     let empty = toml::Table::new();
     if !wrapping(doc.cudawheel_table(&empty)?, overrides) {
         return Ok(None);
     }
-    let wrapped = settings(root, &doc, overrides)?;
+    let wrapped = settings(root, doc, overrides)?;
     if wrapped.backend.is_empty() {
         return Err(ConfigError::InvalidValue {
             key: "tool.cudawheel.build-backend".into(),
