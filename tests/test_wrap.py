@@ -52,7 +52,8 @@ DATA = REPO / "tests/data"
 JAX_FFI = DATA / "upstream/jax-ffi-example"
 CUDA_HOME_DEMO = DATA / "wrap-cuda-home"
 TOOLKIT13 = ("nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14")
-PIP_TOOLKIT = "cuda-toolkit[cccl,cudart,nvcc]>=13,<14"
+# wrap mode asks for the header-only parts of a standard toolkit too (profiler API, NVTX)
+PIP_TOOLKIT = "cuda-toolkit[cccl,cudart,nvcc,nvtx,profiler]>=13,<14"
 CUDA_ON = "cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA=ON"
 SKBUILD_BUILD_SYSTEM = '[build-system]\nrequires = ["scikit-build-core", "nanobind", "jax>=0.4.31"]\nbuild-backend = "scikit_build_core.build"\n'
 
@@ -195,7 +196,7 @@ def test_requirements_and_sdist_come_from_the_wrapped_backend(wheelhouse, tmp_pa
     assert any(r.startswith("cmake") for r in reqs) and any(r.startswith("ninja") for r in reqs), reqs
     # Control of the setuptools ninja: a CMake backend's ninja is its own, cudawheel adds none.
     assert [r for r in reqs if re.match(r"ninja\b", r)] == [r for r in reqs if r.startswith("ninja>")], reqs
-    assert "cuda-toolkit[cccl,cudart,cufft,nvcc]>=13,<14" in reqs, reqs
+    assert "cuda-toolkit[cccl,cudart,cufft,nvcc,nvtx,profiler]>=13,<14" in reqs, reqs
     # A misspelled library is an error, not a build without it.
     (project / "pyproject.toml").write_text((project / "pyproject.toml").read_text().replace('"cufft"', '"cuff"'))
     proc = run([py, "-m", "cudawheel", "requires", project], env=env, check=False)

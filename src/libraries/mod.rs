@@ -590,8 +590,14 @@ pub(crate) fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) ->
             None => {}
         }
     }
+    if tool.build_backend.is_some() {
+        // Wrap mode: a build written for a standard toolkit includes any of its header-only
+        // parts (pycuda's `cudaProfiler.h`, NVTX's `nvtx3/`), which the toolkit folder then has
+        // as a system toolkit does. Two small wheels (about 20 and 200 kB).
+        extras.extend(WRAPPED_HEADERS);
+    }
     if toolkit.system {
-        // The system toolkit brings its own runtime and CCCL headers.
+        // The system toolkit brings its own runtime, CCCL, profiler API and NVTX headers.
         extras.retain(|e| !SYSTEM_TOOLKIT_HAS.contains(e));
     }
     extras.sort_unstable();
@@ -607,7 +613,11 @@ pub(crate) fn build_requirements(tool: &ToolConfig, toolkit: &ToolkitRequest) ->
 }
 
 /// The `cuda-toolkit` extras a system toolkit brings itself.
-const SYSTEM_TOOLKIT_HAS: [&str; 2] = ["cudart", "cccl"];
+const SYSTEM_TOOLKIT_HAS: [&str; 4] = ["cudart", "cccl", "profiler", "nvtx"];
+
+/// The header-only `cuda-toolkit` extras a wrapped build gets besides nvcc's (a standard
+/// toolkit's `include/` holds them).
+const WRAPPED_HEADERS: [&str; 2] = ["profiler", "nvtx"];
 
 /// Where an isolated build gets a library from PyPI.
 enum PypiSource {
@@ -733,6 +743,42 @@ mod tests {
         };
         assert!(isolated_build_has(&tool, &system, "cudart"));
         assert!(isolated_build_has(&tool, &system, "cublas"));
+    }
+
+    #[test]
+    fn a_wrapped_build_gets_the_header_only_parts_of_a_standard_toolkit() {
+        let pip = ToolkitRequest {
+            major: 13,
+            pin: ">=13,<14".into(),
+            extras: vec!["nvcc", "cccl", "cudart"],
+            system: false,
+        };
+        let parse = |text: &str| {
+            let table: toml::Table = toml::from_str(text).unwrap();
+            crate::config::ToolConfig::parse(&table, &Default::default()).unwrap()
+        };
+        let wrapped = parse("build-backend = \"setuptools.build_meta\"\nlibraries = [\"curand\"]\n");
+        assert_eq!(
+            build_requirements(&wrapped, &pip),
+            ["cuda-toolkit[cccl,cudart,curand,nvcc,nvtx,profiler]>=13,<14"]
+        );
+        // Controls: a native build asks only for what its targets use; a system toolkit has
+        // those headers itself.
+        let native = parse("[[extension]]\nname = \"m\"\nsources = [\"k.cu\"]\n");
+        assert_eq!(
+            build_requirements(&native, &pip),
+            ["cuda-toolkit[cccl,cudart,nvcc]>=13,<14"]
+        );
+        let system = ToolkitRequest {
+            major: 13,
+            pin: "==13.0.*".into(),
+            extras: Vec::new(),
+            system: true,
+        };
+        assert_eq!(
+            build_requirements(&wrapped, &system),
+            ["cuda-toolkit[curand]==13.0.*"]
+        );
     }
 
     #[test]
