@@ -118,6 +118,30 @@ def test_uv_build_without_isolation(project, frontend_python, wheelhouse, tmp_pa
     check_distributions(one_wheel(tmp_path).path)
 
 
+def test_pip_isolated_beside_a_toolkit_pinned_in_build_system_requires(project, wheelhouse, tmp_path):
+    """A framework's toolkit pin in `[build-system].requires` (torch's `cuda-toolkit[...]==13.2.2`,
+    and CCCL with it) lands in one prefix of pip's build environment; the nvcc cudawheel asks for
+    afterwards lands in the other, without CCCL (already installed). The header set takes CCCL
+    from the first prefix: the build used to stop at `incomplete: no nv/target`."""
+    src = shutil.copytree(project, tmp_path / "p", ignore=shutil.ignore_patterns("build"))
+    pp = src / "pyproject.toml"
+    pp.write_text(pp.read_text().replace('requires = ["cudawheel"]',
+                                         'requires = ["cudawheel", "cuda-toolkit[cccl]==13.2.2"]', 1))
+    out = tmp_path / "w"
+    proc = run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", out, src], env=env_for(wheelhouse),
+               check=False)
+    log = proc.stdout + proc.stderr
+    # The split this is about: CCCL came with `[build-system].requires`, nvcc with the backend's
+    # requirements, without CCCL.
+    first, backend = re.findall(r"Installing collected packages: (.*)", log)
+    assert "nvidia-cuda-cccl" in first and "nvidia-cuda-nvcc" not in first, first
+    assert "nvidia-cuda-nvcc" in backend and "nvidia-cuda-cccl" not in backend, backend
+    assert proc.returncode == 0, log[-3000:]
+    wheel = one_wheel(out)
+    assert NAME.match(wheel.path.name), wheel.path.name
+    check_distributions(wheel.path)
+
+
 def test_pip_install_isolated(project, wheelhouse, tmp_path):
     py = make_venv(tmp_path / "v")
     run([py, "-m", "pip", "install", "-q", project], env=env_for(wheelhouse))

@@ -757,7 +757,8 @@ mod tests {
             let table: toml::Table = toml::from_str(text).unwrap();
             crate::config::ToolConfig::parse(&table, &Default::default()).unwrap()
         };
-        let wrapped = parse("build-backend = \"setuptools.build_meta\"\nlibraries = [\"curand\"]\n");
+        let wrapped =
+            parse("build-backend = \"setuptools.build_meta\"\nlibraries = [\"curand\"]\n");
         assert_eq!(
             build_requirements(&wrapped, &pip),
             ["cuda-toolkit[cccl,cudart,curand,nvcc,nvtx,profiler]>=13,<14"]

@@ -139,7 +139,13 @@ impl HeaderSet {
 
 /// Reads the header set of `nvcc`'s toolkit: `INCLUDES` and `SYSTEM_INCLUDES` of
 /// `nvcc --dryrun`, then checks that the headers every compile needs are there.
-pub(crate) fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
+///
+/// NVIDIA's wheels of one release can be installed into two folders of one build
+/// environment: pip puts `[build-system].requires` (a framework's `cuda-toolkit` pin and the
+/// CCCL it brings) in one prefix and the backend's requirements (nvcc) in another, both on
+/// `sys.path`. A header nvcc's own folders lack is then taken from the same major's wheel
+/// folder in another of `sites` (`other_site`), and said in `from`.
+pub(crate) fn probe(nvcc: &Nvcc, sites: &[PathBuf]) -> Result<HeaderSet, super::ToolchainError> {
     let probe_err = |message: String| {
         super::ToolchainError::from(HeaderError::Probe {
             nvcc: nvcc.path.clone(),
@@ -216,6 +222,17 @@ pub(crate) fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
     let nvcc_owner = owning_distribution(&nvcc.path);
     let pip_made = matches!(nvcc.origin, NvccOrigin::Pip(_)) || nvcc_owner.is_some();
     for (rel, wheel) in required(nvcc.major) {
+        if pip_made && set.find(rel).is_none() {
+            if let Some((dir, is_system)) = other_site(nvcc.major, rel, sites) {
+                set.from
+                    .push_str(&format!(", and {} for {rel}", dir.display()));
+                if is_system {
+                    set.system.push(dir);
+                } else {
+                    set.include.push(dir);
+                }
+            }
+        }
         let Some(found) = set.find(rel) else {
             return Err(super::ToolchainError::from(HeaderError::Incomplete {
                 toolkit,
@@ -249,6 +266,19 @@ pub(crate) fn probe(nvcc: &Nvcc) -> Result<HeaderSet, super::ToolchainError> {
         .and_then(|t| cudart_version(&t));
     set.owner = owning_distribution(&set.runtime_header);
     Ok(set)
+}
+
+/// The include folder of NVIDIA's CUDA `major` wheels in one of `sites` that holds `rel`:
+/// `nvidia/cu<major>/include` (an `-I` folder) or its `cccl/` (`-isystem`, as nvcc gives
+/// itself CCCL's), or `None`.
+fn other_site(major: u32, rel: &str, sites: &[PathBuf]) -> Option<(PathBuf, bool)> {
+    sites.iter().find_map(|site| {
+        let include = site.join(format!("nvidia/cu{major}/include"));
+        [(include.clone(), false), (include.join("cccl"), true)]
+            .into_iter()
+            .find(|(dir, _)| dir.join(rel).exists())
+            .map(|(dir, sys)| (std::fs::canonicalize(&dir).unwrap_or(dir), sys))
+    })
 }
 
 /// `-I` and `-isystem` folders from `nvcc --dryrun` output (`#$ INCLUDES="-I/a" "-I/b"`,
@@ -318,5 +348,24 @@ mod tests {
         );
         assert_eq!(sys, vec![PathBuf::from("/opt/cuda/include/cccl")]);
         assert_eq!(parse_dryrun("nothing"), (vec![], vec![]));
+    }
+
+    #[test]
+    fn a_header_of_the_same_release_is_found_in_another_folder_of_the_build_environment() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (normal, overlay) = (tmp.path().join("normal"), tmp.path().join("overlay"));
+        let cccl = overlay.join("nvidia/cu13/include/cccl/nv");
+        std::fs::create_dir_all(&cccl).unwrap();
+        std::fs::write(cccl.join("target"), "").unwrap();
+        std::fs::create_dir_all(normal.join("nvidia/cu13/include")).unwrap();
+        let sites = vec![normal.clone(), overlay.clone()];
+        let (dir, system) = other_site(13, "nv/target", &sites).unwrap();
+        assert!(
+            system && dir.ends_with("overlay/nvidia/cu13/include/cccl"),
+            "{dir:?}"
+        );
+        // Controls: another major's folder, or a header no folder has, gives nothing.
+        assert_eq!(other_site(12, "nv/target", &sites), None);
+        assert_eq!(other_site(13, "crt/host_defines.h", &sites), None);
     }
 }

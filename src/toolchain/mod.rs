@@ -579,7 +579,8 @@ pub(crate) fn discover(
         None => return Err(pip_toolkit_missing(env, python)),
     };
     probe_archs(&mut nvcc)?;
-    let headers = headers::probe(&nvcc)?;
+    let sites: Vec<_> = python.toolkit_sites().cloned().collect();
+    let headers = headers::probe(&nvcc, &sites)?;
     let zig = zig::find(tool, env, python)?;
     if zig.is_some() {
         zig::check_nvcc(&nvcc)?;

@@ -81,7 +81,12 @@ pub(crate) fn survey(tool: &ToolConfig, env: &Env, python: &PythonInfo) -> Surve
         _ => None,
     };
     let nvcc = match chosen {
-        Ok(Some(n)) => Ok(learn(n, tool, zig.as_ref().ok().and_then(Option::as_ref))),
+        Ok(Some(n)) => Ok(learn(
+            n,
+            tool,
+            python,
+            zig.as_ref().ok().and_then(Option::as_ref),
+        )),
         Ok(None) => Err(pip_toolkit_missing(env, python)),
         Err(e) => Err(e),
     };
@@ -128,9 +133,10 @@ fn known_probe(
 }
 
 /// What the chosen nvcc accepts, its headers and the compression it makes.
-fn learn(mut nvcc: Nvcc, tool: &ToolConfig, zig: Option<&Zig>) -> ChosenNvcc {
+fn learn(mut nvcc: Nvcc, tool: &ToolConfig, python: &PythonInfo, zig: Option<&Zig>) -> ChosenNvcc {
     let archs = probe_archs(&mut nvcc);
-    let headers = headers::probe(&nvcc);
+    let sites: Vec<_> = python.toolkit_sites().cloned().collect();
+    let headers = headers::probe(&nvcc, &sites);
     let compress = compress_for(tool, &nvcc);
     let compress_flags = compress_mode(tool, &nvcc);
     let zig_ok = match zig {
