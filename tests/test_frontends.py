@@ -119,26 +119,32 @@ def test_uv_build_without_isolation(project, frontend_python, wheelhouse, tmp_pa
 
 
 def test_pip_isolated_beside_a_toolkit_pinned_in_build_system_requires(project, wheelhouse, tmp_path):
-    """A framework's toolkit pin in `[build-system].requires` (torch's `cuda-toolkit[...]==13.2.2`,
-    and CCCL with it) lands in one prefix of pip's build environment; the nvcc cudawheel asks for
-    afterwards lands in the other, without CCCL (already installed). The header set takes CCCL
-    from the first prefix: the build used to stop at `incomplete: no nv/target`."""
+    """A framework's toolkit pin in `[build-system].requires` (torch 2.15's
+    `cuda-toolkit[cudart,...]==13.2.2`, and a newer CCCL through nvshmem) lands in one prefix of
+    pip's build environment; the nvcc cudawheel asks for afterwards lands in another. Two
+    defects of that split: CCCL (installed, newer than the pin) is not in nvcc's prefix, and
+    nvcc's unpinned runtime dependency comes at the newest release there (13.5 headers beside
+    nvcc 13.2: CCCL's `CUDA compiler and CUDA toolkit headers are incompatible`, and the
+    header set's "not nvcc's" warning): the runtime headers of nvcc's release, in the first
+    prefix, are searched first."""
     src = shutil.copytree(project, tmp_path / "p", ignore=shutil.ignore_patterns("build"))
     pp = src / "pyproject.toml"
-    pp.write_text(pp.read_text().replace('requires = ["cudawheel"]',
-                                         'requires = ["cudawheel", "cuda-toolkit[cccl]==13.2.2"]', 1))
+    pins = '"cudawheel", "cuda-toolkit[cudart]==13.2.2", "nvidia-cuda-cccl>=13.3"'
+    pp.write_text(pp.read_text().replace('requires = ["cudawheel"]', f"requires = [{pins}]", 1))
     out = tmp_path / "w"
     proc = run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", out, src], env=env_for(wheelhouse),
                check=False)
     log = proc.stdout + proc.stderr
     # The split this is about: CCCL came with `[build-system].requires`, nvcc with the backend's
-    # requirements, without CCCL.
-    first, backend = re.findall(r"Installing collected packages: (.*)", log)
-    assert "nvidia-cuda-cccl" in first and "nvidia-cuda-nvcc" not in first, first
-    assert "nvidia-cuda-nvcc" in backend and "nvidia-cuda-cccl" not in backend, backend
+    # requirements (without CCCL, with the newest runtime: pip installs only what the first
+    # prefix lacks, and resolves nvcc's own dependencies afresh).
+    first, backend = re.findall(r"Successfully installed (.*)", log)
+    assert "nvidia-cuda-cccl-13.3" in first and "nvidia-cuda-runtime-13.2.86" in first, first
+    assert "nvidia-cuda-nvcc-13.2" in backend and "nvidia-cuda-cccl" not in backend, backend
+    assert re.search(r"nvidia-cuda-runtime-13\.[3-9]", backend), backend
     assert proc.returncode == 0, log[-3000:]
+    assert "not nvcc's" not in log, log  # no header of another release beside nvcc
     wheel = one_wheel(out)
-    assert NAME.match(wheel.path.name), wheel.path.name
     check_distributions(wheel.path)
 
 

@@ -61,6 +61,14 @@ class Entry:
     env: dict[str, str] = field(default_factory=dict)  # the project's own switches as variables
     libraries: list[str] = field(default_factory=list)  # [tool.cudawheel] libraries, as the docs say
     imports: list[str] = field(default_factory=list)  # modules to import; default: the wheel's top level
+    # Import `imports` below their top package without running its __init__ (a package whose
+    # own import needs a GB-sized optional framework, e.g. RAPIDS' cuML): the package is put in
+    # sys.modules as a bare namespace over its folder first.
+    bare_parent: bool = False
+    # Build requirements the docs tell a user to add (a setup.py that imports torch with no
+    # pyproject.toml: "torch", as docs/how-to/wrap-a-build.md's setuptools section shows).
+    requires: list[str] = field(default_factory=list)
+    python: str = ""  # the CPython to build with where the project needs another than this one ("3.12")
 
 
 ENTRIES = [
@@ -81,6 +89,25 @@ ENTRIES = [
     Entry("pycuda", "setuptools.build_meta:__legacy__", sdist="pycuda==2026.1",
           what="setup.py + aksetup configure, shipped Boost", libraries=["curand"],
           imports=["pycuda"]),  # pycuda.driver needs libcuda.so.1 (a GPU)
+    # nanobind_add_module(... STABLE_ABI LTO) + CUDA_SEPARABLE_COMPILATION: device LTO; links
+    # CUDA::cublas through find_package(CUDAToolkit); pyproject pins CMAKE_CUDA_ARCHITECTURES=native
+    # (its CI rewrites that line), so the archs come as its own define; nanobind's stubgen imports
+    # every module during the build. `import rapids_singlecell` needs cuML (its rapids extras).
+    Entry("rapids-singlecell", "scikit_build_core.build", sdist="rapids-singlecell==0.15.0",
+          what="scikit-build-core, CMake, nanobind (stable ABI, LTO, separable compilation), cuBLAS",
+          config=["cmake.define.CMAKE_CUDA_ARCHITECTURES=90"], libraries=["cublas"],
+          imports=["rapids_singlecell._cuda._mean_var_cuda", "rapids_singlecell._cuda._harmony_clustering_cuda"],
+          bare_parent=True, python="3.12"),  # Requires-Python >=3.12
+    # setup.py imports torch; builds the CUDA extension only when `nvcc` runs from PATH.
+    Entry("torchsort", "setuptools.build_meta:__legacy__", sdist="torchsort==0.1.9",
+          what="setup.py + torch CUDAExtension (no pyproject), nvcc found on PATH",
+          requires=["torch"], imports=["torchsort", "torchsort.isotonic_cuda"]),
+    # CPM.cmake fetches CPM itself and CCCL v3.0.2 at configure (its code needs CCCL 3.0's
+    # thrust::make_tuple): give them locally (docs/benchmarks.md); separable compilation + IPO
+    # (device LTO); CUDA::cufft; sets `native` without nvidia-smi unless the archs are defined.
+    Entry("cufinufft", "scikit_build_core.build", sdist="cufinufft==2.5.1",
+          what="scikit-build-core, CMake + CPM (CCCL fetched), device LTO, cuFFT; ctypes library",
+          config=["cmake.define.CMAKE_CUDA_ARCHITECTURES=90"], libraries=["cufft"], imports=["cufinufft"]),
 ]
 
 # Lines that say nothing about the cause: the frontend's own wrap-up of a failed build.
@@ -132,12 +159,25 @@ def base_env(wheelhouse: Path, **extra) -> dict[str, str]:
     return env
 
 
-def make_venv(path: Path, frontend: str, env) -> Path:
-    """A venv for one frontend: CPython's bundled pip (pip-23.2.1 on 3.11), or upgraded, or uv."""
+def interpreter(version: str) -> str:
+    """The CPython `version` (`python3.12` on PATH), or this one for ""."""
+    if not version:
+        return sys.executable
+    found = shutil.which(f"python{version}")
+    if not found:
+        sys.exit(f"no python{version} on PATH")
+    # pyenv's shim runs the real one: ask it for its path.
+    return subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def make_venv(path: Path, frontend: str, env, python: str = "") -> Path:
+    """A venv for one frontend: CPython's bundled pip (pip-23.2.1 on 3.11 and 3.12.1), or upgraded,
+    or uv."""
     py = path / "bin/python"
     if py.exists():
         return py
-    venv.create(path, with_pip=True)
+    subprocess.run([interpreter(python), "-m", "venv", path], env=env, check=True)
     if frontend == "pip":
         subprocess.run([py, "-m", "pip", "install", "-q", "-U", "pip"], env=env, check=True)
     elif frontend == "uv":
@@ -212,7 +252,7 @@ def wrap_pyproject(src: Path, entry: Entry) -> str:
         if not skip:
             out.append(line)
     new = ["[build-system]",
-           "requires = [" + ", ".join(toml_str(r) for r in ["cudawheel", *requires]) + "]",
+           "requires = [" + ", ".join(toml_str(r) for r in ["cudawheel", *requires, *entry.requires]) + "]",
            'build-backend = "cudawheel"', ""]
     tool = ["[tool.cudawheel]", f"build-backend = {toml_str(entry.backend)}"]
     if entry.libraries:
@@ -287,17 +327,23 @@ def inspect_wheel(whl: Path, scratch: Path) -> dict:
     return {"elves": elves, "requires": requires, "tops": sorted(tops)}
 
 
-def import_check(whl: Path, modules: list[str], where: Path, env, *, deps: bool) -> str:
+def import_check(whl: Path, modules: list[str], where: Path, env, *, deps: bool, bare_parent=False,
+                 python: str = "") -> str:
     """Installs the wheel into a fresh venv (uv, from its cache) and imports `modules`."""
     shutil.rmtree(where, ignore_errors=True)
     uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or tool_uv(env)
-    subprocess.run([uv, "venv", "-q", "-p", sys.executable, where], env=env, check=True)
+    subprocess.run([uv, "venv", "-q", "-p", interpreter(python), where], env=env, check=True)
     py = where / "bin/python"
     rc, out, _ = run([uv, "pip", "install", "-q", "-p", py, *([] if deps else ["--no-deps"]), whl],
                      env=env, timeout=3600)
     if rc != 0:
         return "install failed: " + error_line(out)
     code = "; ".join(f"import {m}" for m in modules) + "; print('ok')"
+    if bare_parent:
+        top = modules[0].split(".")[0]
+        code = ("import importlib.util, sys, types; "
+                f"s = importlib.util.find_spec({top!r}); m = types.ModuleType({top!r}); "
+                f"m.__path__ = list(s.submodule_search_locations); sys.modules[{top!r}] = m; " + code)
     rc, out, _ = run([py, "-c", code], env=env, cwd=where, timeout=600)
     said = [ln for ln in out.strip().splitlines() if ln.strip() and not ln.startswith(("$ ", "[rc "))]
     return "ok" if rc == 0 else "fails: `" + (said or ["?"])[-1][:200] + "`"
@@ -322,7 +368,7 @@ def own_build(entry: Entry, archs: str, wheelhouse: Path, work: Path) -> str:
     from `python -m cudawheel env`, newest pip, isolation on. Its time, or its error."""
     env = base_env(wheelhouse, **entry.env)
     tools = work / "own-venv"
-    py = make_venv(tools, "pip", env)
+    py = make_venv(tools, "pip", env, entry.python)
     subprocess.run([py, "-m", "pip", "install", "-q", "cudawheel", "cuda-toolkit[nvcc,cccl,cudart]>=13,<14",
                     *(f"cuda-toolkit[{x}]>=13,<14" for x in entry.libraries)], env=env, check=True)
     src = unpack(entry, work / "own-src", work.parent / "sdists", env)
@@ -341,8 +387,11 @@ def own_build(entry: Entry, archs: str, wheelhouse: Path, work: Path) -> str:
 def build_one(entry: Entry, frontend: str, args, work: Path) -> dict:
     row = {"project": entry.name, "source": entry.sdist or str(entry.path), "frontend": frontend}
     env = base_env(args.wheelhouse, **entry.env)
-    py = make_venv(WORK / f"frontend-{frontend}", frontend, env)
+    suffix = f"-py{entry.python}" if entry.python else ""
+    py = make_venv(WORK / f"frontend-{frontend}{suffix}", frontend, env, entry.python)
     row["frontend"] = f"pip {pip_version(py)}" if frontend.startswith("pip") else "uv"
+    if entry.python:
+        row["frontend"] += f" (CPython {entry.python})"
     src = unpack(entry, work / "src", WORK / "sdists", env)
     row["build system"] = f"{entry.what}; was {wrap_pyproject(src, entry)}"
     out = work / "wheel"
@@ -364,8 +413,11 @@ def build_one(entry: Entry, frontend: str, args, work: Path) -> dict:
     row["Requires-Dist"] = "<br>".join(info["requires"]) or "-"
     mods = entry.imports or info["tops"]
     ienv = base_env(args.wheelhouse, **entry.env)
-    row["import, wheel alone"] = import_check(whl, mods, work / "venv-nodeps", ienv, deps=False)
-    row["import, with requirements"] = import_check(whl, mods, work / "venv-deps", ienv, deps=True)
+    bare = entry.bare_parent
+    row["import, wheel alone"] = import_check(whl, mods, work / "venv-nodeps", ienv, deps=False, bare_parent=bare,
+                                              python=entry.python)
+    row["import, with requirements"] = import_check(whl, mods, work / "venv-deps", ienv, deps=True,
+                                                    bare_parent=bare, python=entry.python)
     return row
 
 
@@ -401,6 +453,8 @@ def main() -> None:
                     help="an extra variable for an entry's build (the project's own switch)")
     ap.add_argument("--local-libraries", action="append", default=[], metavar="NAME=LIB",
                     help="a [tool.cudawheel] libraries item for an entry (as the docs say)")
+    ap.add_argument("--python", default="", metavar="X.Y",
+                    help="build every entry with CPython X.Y (python X.Y on PATH) instead of its own choice")
     ap.add_argument("--own", action="store_true", help="also time the project's own build")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--wheelhouse", type=Path, default=ROOT / "wheelhouse")
@@ -415,6 +469,8 @@ def main() -> None:
         else []
     entries += [parse_local(s) for s in args.local]
     by_name = {e.name: e for e in entries}
+    for e in entries:
+        e.python = args.python or e.python
     for opt, attr in ((args.local_config, "config"), (args.local_libraries, "libraries")):
         for s in opt:
             n, v = s.split("=", 1)

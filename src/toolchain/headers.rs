@@ -218,9 +218,18 @@ pub(crate) fn probe(nvcc: &Nvcc, sites: &[PathBuf]) -> Result<HeaderSet, super::
         }
         NvccOrigin::Pip(site) => format!("NVIDIA's nvcc wheel in {}", site.display()),
     };
-    let searched: Vec<PathBuf> = set.dirs().chain(&set.implicit).cloned().collect();
     let nvcc_owner = owning_distribution(&nvcc.path);
     let pip_made = matches!(nvcc.origin, NvccOrigin::Pip(_)) || nvcc_owner.is_some();
+    if pip_made {
+        if let Some(dir) = same_release_runtime(nvcc, &set, sites) {
+            set.from.push_str(&format!(
+                ", with the runtime's headers of nvcc's release from {} first",
+                dir.display()
+            ));
+            set.include.insert(0, dir);
+        }
+    }
+    let searched: Vec<PathBuf> = set.dirs().chain(&set.implicit).cloned().collect();
     for (rel, wheel) in required(nvcc.major) {
         if pip_made && set.find(rel).is_none() {
             if let Some((dir, is_system)) = other_site(nvcc.major, rel, sites) {
@@ -266,6 +275,31 @@ pub(crate) fn probe(nvcc: &Nvcc, sites: &[PathBuf]) -> Result<HeaderSet, super::
         .and_then(|t| cudart_version(&t));
     set.owner = owning_distribution(&set.runtime_header);
     Ok(set)
+}
+
+/// The runtime's release of an include folder: `CUDART_VERSION` of its `cuda_runtime_api.h`.
+pub(crate) fn runtime_release(include: &std::path::Path) -> Option<(u32, u32)> {
+    std::fs::read_to_string(include.join("cuda_runtime_api.h"))
+        .ok()
+        .and_then(|t| cudart_version(&t))
+}
+
+/// Where nvcc's own folders hold another release's runtime headers (pip installs the backend's
+/// requirements into a prefix of their own, where nvcc's unpinned dependency on the runtime
+/// comes at the newest release, while the framework's pinned runtime, nvcc's release, sits in
+/// the other prefix): the include folder of NVIDIA's wheels in `sites` whose runtime is nvcc's
+/// release, to search first. `None` when nvcc's own runtime headers are its release already.
+fn same_release_runtime(nvcc: &Nvcc, set: &HeaderSet, sites: &[PathBuf]) -> Option<PathBuf> {
+    let want = (nvcc.major, nvcc.minor);
+    let own = set.find("cuda_runtime_api.h")?;
+    if own.parent().and_then(runtime_release) == Some(want) {
+        return None;
+    }
+    sites
+        .iter()
+        .map(|site| site.join(format!("nvidia/cu{}/include", nvcc.major)))
+        .find(|dir| runtime_release(dir) == Some(want))
+        .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir))
 }
 
 /// The include folder of NVIDIA's CUDA `major` wheels in one of `sites` that holds `rel`:
@@ -348,6 +382,43 @@ mod tests {
         );
         assert_eq!(sys, vec![PathBuf::from("/opt/cuda/include/cccl")]);
         assert_eq!(parse_dryrun("nothing"), (vec![], vec![]));
+    }
+
+    fn nvcc(minor: u32) -> Nvcc {
+        Nvcc {
+            path: PathBuf::from("/n/nvidia/cu13/bin/nvcc"),
+            root: PathBuf::from("/n/nvidia/cu13"),
+            major: 13,
+            minor,
+            full_version: format!("13.{minor}.0"),
+            origin: NvccOrigin::Pip(PathBuf::from("/n")),
+            archs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_runtime_of_nvccs_release_is_searched_first_where_nvccs_own_is_another() {
+        let tmp = tempfile::tempdir().unwrap();
+        let runtime = |site: &str, v: u32| {
+            let dir = tmp.path().join(site).join("nvidia/cu13/include");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("cuda_runtime_api.h"),
+                format!("#define CUDART_VERSION {v}\n"),
+            )
+            .unwrap();
+            std::fs::canonicalize(dir).unwrap()
+        };
+        let (normal, overlay) = (runtime("normal", 13050), runtime("overlay", 13020));
+        let set = HeaderSet {
+            include: vec![normal.clone()],
+            ..HeaderSet::default()
+        };
+        let sites = vec![tmp.path().join("normal"), tmp.path().join("overlay")];
+        assert_eq!(same_release_runtime(&nvcc(2), &set, &sites), Some(overlay));
+        // Control: nvcc 13.5 has its own release's runtime already.
+        assert_eq!(same_release_runtime(&nvcc(5), &set, &sites), None);
+        assert_eq!(runtime_release(&normal), Some((13, 5)));
     }
 
     #[test]

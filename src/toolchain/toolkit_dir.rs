@@ -100,7 +100,25 @@ pub(crate) fn sources(nvcc: &Nvcc, python: &PythonInfo) -> Vec<PathBuf> {
             }
         }
     }
+    same_release_first(&mut out, nvcc);
     out
+}
+
+/// Puts a wheel folder whose runtime headers are nvcc's release before nvcc's own folder when
+/// that holds another release's (pip's two build prefixes: nvcc's unpinned runtime dependency
+/// at the newest release beside nvcc, the framework's runtime pinned to nvcc's release in the
+/// other), so that the merged `include/` and `lib64/` are nvcc's release: CCCL stops a compile
+/// whose `cuda_runtime_api.h` is not nvcc's release.
+fn same_release_first(sources: &mut Vec<PathBuf>, nvcc: &Nvcc) {
+    let want = Some((nvcc.major, nvcc.minor));
+    let release = |root: &PathBuf| super::headers::runtime_release(&root.join("include"));
+    if sources.first().is_none_or(|own| release(own) == want) {
+        return;
+    }
+    if let Some(i) = sources.iter().position(|root| release(root) == want) {
+        let matching = sources.remove(i);
+        sources.insert(0, matching);
+    }
 }
 
 /// Makes the toolkit folder at `root` (replacing what was there) from `nvcc`'s toolkit and
@@ -323,6 +341,44 @@ fn real_nvcc(from: &Path, to: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_folder_with_nvccs_release_of_the_runtime_is_merged_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = |name: &str, v: Option<u32>| {
+            let dir = tmp.path().join(name);
+            std::fs::create_dir_all(dir.join("include")).unwrap();
+            if let Some(v) = v {
+                std::fs::write(
+                    dir.join("include/cuda_runtime_api.h"),
+                    format!("#define CUDART_VERSION {v}\n"),
+                )
+                .unwrap();
+            }
+            dir
+        };
+        let (own, other, pinned) = (
+            root("normal", Some(13050)),
+            root("cudnn", None),
+            root("overlay", Some(13020)),
+        );
+        let nvcc = |minor| Nvcc {
+            path: own.join("bin/nvcc"),
+            root: own.clone(),
+            major: 13,
+            minor,
+            full_version: format!("13.{minor}.0"),
+            origin: super::super::NvccOrigin::Pip(tmp.path().to_path_buf()),
+            archs: Vec::new(),
+        };
+        let mut sources = vec![own.clone(), other.clone(), pinned.clone()];
+        same_release_first(&mut sources, &nvcc(2));
+        assert_eq!(sources, [pinned.clone(), own.clone(), other.clone()]);
+        // Control: nvcc 13.5 beside its own release's runtime keeps the order.
+        let mut sources = vec![own.clone(), other.clone(), pinned.clone()];
+        same_release_first(&mut sources, &nvcc(5));
+        assert_eq!(sources, [own, other, pinned]);
+    }
+
     use super::*;
     use crate::toolchain::NvccOrigin;
 
