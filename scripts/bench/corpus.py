@@ -163,10 +163,11 @@ def interpreter(version: str) -> str:
     """The CPython `version` (`python3.12` on PATH), or this one for ""."""
     if not version:
         return sys.executable
-    found = shutil.which(f"python{version}")
+    # pyenv's versions first: its shim on PATH refuses a version the local setting leaves out.
+    pyenv = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))
+    found = str(pyenv[-1]) if pyenv else shutil.which(f"python{version}")
     if not found:
-        sys.exit(f"no python{version} on PATH")
-    # pyenv's shim runs the real one: ask it for its path.
+        sys.exit(f"no python{version} (pyenv or PATH)")
     return subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
                           text=True, check=True).stdout.strip()
 
@@ -434,6 +435,15 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def latest_rows(results: Path) -> list[dict]:
+    """The last row recorded per (project, frontend), in the order each pair first appears."""
+    last: dict[tuple[str, str], dict] = {}
+    for line in results.read_text().splitlines():
+        row = json.loads(line)
+        last[(row["project"], row["frontend"])] = row
+    return list(last.values())
+
+
 def parse_local(spec: str) -> Entry:
     name, rest = spec.split("=", 1)
     path, backend = rest.rsplit(":", 1)
@@ -459,8 +469,13 @@ def main() -> None:
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--wheelhouse", type=Path, default=ROOT / "wheelhouse")
     ap.add_argument("--work", type=Path, default=ROOT / ".cache/corpus")
+    ap.add_argument("--report", action="store_true",
+                    help="print the last row per project and frontend of --work's results.jsonl; build nothing")
     args = ARGS = ap.parse_args()
     WORK = args.work.resolve()
+    if args.report:
+        print(table(latest_rows(WORK / "results.jsonl")))
+        return
     args.wheelhouse = args.wheelhouse.resolve()
     if not list(args.wheelhouse.glob("cudawheel-*.whl")):
         sys.exit(f"no cudawheel wheel in {args.wheelhouse}: "
@@ -471,14 +486,17 @@ def main() -> None:
     by_name = {e.name: e for e in entries}
     for e in entries:
         e.python = args.python or e.python
+    # An option for an entry not selected is left unused (one command line for several runs).
     for opt, attr in ((args.local_config, "config"), (args.local_libraries, "libraries")):
         for s in opt:
             n, v = s.split("=", 1)
-            getattr(by_name[n], attr).append(v)
+            if n in by_name:
+                getattr(by_name[n], attr).append(v)
     for s in args.local_env:
         n, kv = s.split("=", 1)
         k, v = kv.split("=", 1)
-        by_name[n].env[k] = v
+        if n in by_name:
+            by_name[n].env[k] = v
     rows = []
     results = WORK / "results.jsonl"
     for e in entries:
