@@ -377,7 +377,9 @@ def own_build(entry: Entry, archs: str, wheelhouse: Path, work: Path) -> str:
     if rc != 0:
         return "env failed: " + error_line(out)
     given, _ = json.JSONDecoder().raw_decode(out[out.index("{"):])  # status lines and rc around it
-    env.update({k: str(v) for k, v in given.items()})
+    for k, v in given.items():
+        # The project's own CMake switches (bitsandbytes' COMPUTE_BACKEND) stay beside cudawheel's.
+        env[k] = f"{env[k]} {v}" if k == "CMAKE_ARGS" and env.get(k) else str(v)
     outdir = work / "own-wheel"
     shutil.rmtree(outdir, ignore_errors=True)
     rc, out, dt = run(["nice", "-n", "15", *build_cmd("pip", py, src, outdir, entry.config)], env=env,
@@ -435,6 +437,22 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+FRAMEWORKS = re.compile(r"^(nvidia-|torch\b|jax\b|jaxlib\b|cupy)")
+
+
+def brief(row: dict) -> dict:
+    """A row for docs/benchmarks.md: the build system without the old [build-system] line,
+    Requires-Dist cut to NVIDIA's wheels and frameworks (the others counted)."""
+    out = dict(row)
+    out["build system"] = row.get("build system", "").split("; was ")[0]
+    if "Requires-Dist" in row:
+        reqs = [r for r in row["Requires-Dist"].split("<br>") if r and r != "-"]
+        kept = [r for r in reqs if FRAMEWORKS.match(r)]
+        others = len(reqs) - len(kept)
+        out["Requires-Dist"] = "<br>".join(kept + ([f"(+{others} of its own)"] if others else [])) or "-"
+    return out
+
+
 def latest_rows(results: Path) -> list[dict]:
     """The last row recorded per (project, frontend), in the order each pair first appears."""
     last: dict[tuple[str, str], dict] = {}
@@ -471,10 +489,13 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=ROOT / ".cache/corpus")
     ap.add_argument("--report", action="store_true",
                     help="print the last row per project and frontend of --work's results.jsonl; build nothing")
+    ap.add_argument("--brief", action="store_true",
+                    help="with --report: Requires-Dist cut to NVIDIA's wheels and frameworks, the others counted")
     args = ARGS = ap.parse_args()
     WORK = args.work.resolve()
     if args.report:
-        print(table(latest_rows(WORK / "results.jsonl")))
+        rows = latest_rows(WORK / "results.jsonl")
+        print(table([brief(r) for r in rows] if args.brief else rows))
         return
     args.wheelhouse = args.wheelhouse.resolve()
     if not list(args.wheelhouse.glob("cudawheel-*.whl")):
