@@ -108,6 +108,12 @@ ENTRIES = [
     Entry("cufinufft", "scikit_build_core.build", sdist="cufinufft==2.5.1",
           what="scikit-build-core, CMake + CPM (CCCL fetched), device LTO, cuFFT; ctypes library",
           config=["cmake.define.CMAKE_CUDA_ARCHITECTURES=90"], libraries=["cufft"], imports=["cufinufft"]),
+    # JAX's own examples/ffi (jax-ml/jax at cec06d1, vendored unchanged in tests/data/upstream):
+    # nanobind + XLA FFI, CUDA behind its own option; jax from PyPI at build and run time.
+    Entry("jax-ffi-example", "scikit_build_core.build", path=ROOT / "tests/data/upstream/jax-ffi-example",
+          what="scikit-build-core, CMake, nanobind + XLA FFI (JAX's examples/ffi)",
+          config=["cmake.define.JAX_FFI_EXAMPLE_ENABLE_CUDA=ON"], python="3.12",
+          imports=["jax_ffi_example.cuda_examples", "jax_ffi_example.cpu_examples"]),
 ]
 
 # Lines that say nothing about the cause: the frontend's own wrap-up of a failed build.
