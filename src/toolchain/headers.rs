@@ -221,27 +221,10 @@ pub(crate) fn probe(nvcc: &Nvcc, sites: &[PathBuf]) -> Result<HeaderSet, super::
     let nvcc_owner = owning_distribution(&nvcc.path);
     let pip_made = matches!(nvcc.origin, NvccOrigin::Pip(_)) || nvcc_owner.is_some();
     if pip_made {
-        if let Some(dir) = same_release_runtime(nvcc, &set, sites) {
-            set.from.push_str(&format!(
-                ", with the runtime's headers of nvcc's release from {} first",
-                dir.display()
-            ));
-            set.include.insert(0, dir);
-        }
+        add_other_sites(&mut set, nvcc, sites);
     }
     let searched: Vec<PathBuf> = set.dirs().chain(&set.implicit).cloned().collect();
     for (rel, wheel) in required(nvcc.major) {
-        if pip_made && set.find(rel).is_none() {
-            if let Some((dir, is_system)) = other_site(nvcc.major, rel, sites) {
-                set.from
-                    .push_str(&format!(", and {} for {rel}", dir.display()));
-                if is_system {
-                    set.system.push(dir);
-                } else {
-                    set.include.push(dir);
-                }
-            }
-        }
         let Some(found) = set.find(rel) else {
             return Err(super::ToolchainError::from(HeaderError::Incomplete {
                 toolkit,
@@ -275,6 +258,34 @@ pub(crate) fn probe(nvcc: &Nvcc, sites: &[PathBuf]) -> Result<HeaderSet, super::
         .and_then(|t| cudart_version(&t));
     set.owner = owning_distribution(&set.runtime_header);
     Ok(set)
+}
+
+/// A pip-made nvcc's header set completed from the other folders of the build environment
+/// (`sites`): the runtime headers of nvcc's release first where nvcc's own are another
+/// release's (`same_release_runtime`), and each required header nvcc's folders lack from the
+/// same major's wheels elsewhere (`other_site`); each said in `from`.
+fn add_other_sites(set: &mut HeaderSet, nvcc: &Nvcc, sites: &[PathBuf]) {
+    if let Some(dir) = same_release_runtime(nvcc, set, sites) {
+        set.from.push_str(&format!(
+            ", with the runtime's headers of nvcc's release from {} first",
+            dir.display()
+        ));
+        set.include.insert(0, dir);
+    }
+    for (rel, _) in required(nvcc.major) {
+        if set.find(rel).is_some() {
+            continue;
+        }
+        if let Some((dir, is_system)) = other_site(nvcc.major, rel, sites) {
+            set.from
+                .push_str(&format!(", and {} for {rel}", dir.display()));
+            if is_system {
+                set.system.push(dir);
+            } else {
+                set.include.push(dir);
+            }
+        }
+    }
 }
 
 /// The runtime's release of an include folder: `CUDART_VERSION` of its `cuda_runtime_api.h`.
