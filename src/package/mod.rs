@@ -13,6 +13,7 @@ mod import_helper;
 pub(crate) mod metadata;
 pub(crate) mod repair;
 pub(crate) mod sdist;
+pub(crate) mod several;
 pub(crate) mod variants;
 pub(crate) mod wheel;
 pub(crate) mod wheels;
@@ -25,6 +26,14 @@ use metadata::DistName;
 pub(crate) fn dist_name(config: &Config, variant: Option<&variants::Spec>, major: u32) -> DistName {
     match variant {
         Some(_) => DistName::new(&config.project, ""),
+        // One wheel holding several majors: the project's name, or a suffix without `{major}`.
+        None if config.several().is_some() || config.part.is_some() => {
+            let suffix = match config.tool.name_suffix_origin {
+                Some(_) => config.tool.name_suffix.as_str(),
+                None => "",
+            };
+            DistName::new(&config.project, suffix)
+        }
         None => DistName::new(&config.project, &config.tool.suffix_for(major)),
     }
 }
