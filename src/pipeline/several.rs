@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{check_prepared_dist, compile_and_link, import_helpers_with, write_all, Built, Wheels};
+use crate::audit;
 use crate::config::{Config, ConfigError, CudaDeps};
 use crate::error::Error;
 use crate::package::archive::Files;
@@ -45,7 +46,18 @@ pub(super) fn build(
     let mut built: Vec<Built> = Vec::new();
     for r in &resolved {
         ui::status(&format!("building the CUDA {} build", major_of(r)));
-        built.push(compile_and_link(r)?);
+        let b = compile_and_link(r)?;
+        // Each build's GPU code and driver floor (the wheel's summary is the newest build's).
+        let elfs: Vec<PathBuf> = r
+            .plan
+            .targets
+            .iter()
+            .map(|t| b.out_dir.join(&t.wheel_path))
+            .collect();
+        if let Some(line) = audit::size::gpu_line(&elfs, r.toolchain.compress, major_of(r)) {
+            ui::status(&format!("the CUDA {} build: {line}", major_of(r)));
+        }
+        built.push(b);
     }
     let extra_for = |r: &Resolved| {
         let under_extras = dist.framework_requires.is_empty() && dist.cuda_deps != CudaDeps::None;
@@ -101,29 +113,45 @@ fn major_of(r: &Resolved) -> u32 {
     r.toolchain.nvcc.major
 }
 
-/// The one wheel's `.dist-info`: the project's name (no major in it), the framework
-/// requirements of every major (each once); without a framework, each major's NVIDIA wheels
-/// under its extra.
+/// The one wheel's `.dist-info` from every major's build.
 fn dist_of(resolved: &[Resolved]) -> Option<Dist> {
-    let mut dist = Dist::of(&resolved.last()?.dist_info());
-    dist.framework_requires.clear();
-    for r in resolved {
-        for req in r.dist_info().framework_requires {
-            if !dist.framework_requires.contains(&req) {
-                dist.framework_requires.push(req);
+    let base = Dist::of(&resolved.last()?.dist_info());
+    let per_major = resolved
+        .iter()
+        .map(|r| {
+            let info = r.dist_info();
+            (
+                major_of(r),
+                info.cuda_requires.to_vec(),
+                info.framework_requires,
+            )
+        })
+        .collect();
+    Some(combine(base, per_major))
+}
+
+/// `base` (the newest build's `.dist-info`: the project's name, no major in it) with every
+/// major's framework requirements (each once) and, without a framework, each major's NVIDIA
+/// wheels under its extra. `per_major`: (major, NVIDIA requirements, framework requirements).
+fn combine(mut base: Dist, per_major: Vec<(u32, Vec<String>, Vec<String>)>) -> Dist {
+    base.framework_requires.clear();
+    for (_, _, framework) in &per_major {
+        for req in framework {
+            if !base.framework_requires.contains(req) {
+                base.framework_requires.push(req.clone());
             }
         }
     }
-    dist.cuda_requires.clear();
-    dist.cuda_by_major = match dist.framework_requires.is_empty() {
-        true => resolved
-            .iter()
-            .map(|r| (major_of(r), r.cuda_requires.clone()))
+    base.cuda_requires.clear();
+    base.cuda_by_major = match base.framework_requires.is_empty() {
+        true => per_major
+            .into_iter()
+            .map(|(m, cuda, _)| (m, cuda))
             .collect(),
         // torch / jax extensions: the framework brings its own CUDA runtime.
         false => Vec::new(),
     };
-    Some(dist)
+    base
 }
 
 /// `prepare_metadata_for_build_wheel` for a `cuda` list: every major resolved, the one
@@ -142,4 +170,53 @@ pub(crate) fn write_metadata(
     info.add_files(&mut files)?;
     wheel_files::write_tree(metadata_dir, files)?;
     Ok(info.dir())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+    use crate::package::metadata::DistName;
+
+    fn dist() -> Dist {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[project]\nname = \"demo\"\nversion = \"1\"\n";
+        let config = Config::from_text(dir.path(), text.into(), &Overrides::default()).unwrap();
+        Dist {
+            name: DistName::new(&config.project, ""),
+            project: config.project,
+            root: dir.path().to_path_buf(),
+            framework_requires: vec!["stale".into()],
+            cuda_requires: vec!["nvidia-cuda-runtime>=13.5,<14".into()],
+            cuda_deps: CudaDeps::Required,
+            cuda_extra: "cuda".into(),
+            cuda_by_major: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn nvidia_wheels_go_under_each_major_s_extra_unless_a_framework_brings_cuda() {
+        let cu12 = vec!["nvidia-cuda-runtime-cu12>=12.4,<13".to_string()];
+        let cu13 = vec!["nvidia-cuda-runtime>=13.5,<14".to_string()];
+        let plain = combine(
+            dist(),
+            vec![
+                (12, cu12.clone(), Vec::new()),
+                (13, cu13.clone(), Vec::new()),
+            ],
+        );
+        let text = plain.info().metadata();
+        assert!(text.contains("Requires-Dist: nvidia-cuda-runtime-cu12>=12.4,<13; extra == \"cu12\"\nRequires-Dist: nvidia-cuda-runtime>=13.5,<14; extra == \"cu13\"\nProvides-Extra: cu12\nProvides-Extra: cu13\n"), "{text}");
+        assert_eq!(text.matches("Requires-Dist:").count(), 2, "{text}");
+        // torch extensions: torch's pin (once), no NVIDIA wheel, no extra.
+        let torch = vec!["torch>=2.9,<2.10".to_string()];
+        let framework = combine(dist(), vec![(12, cu12, torch.clone()), (13, cu13, torch)]);
+        let text = framework.info().metadata();
+        assert!(text.contains("Requires-Dist: torch>=2.9,<2.10\n"), "{text}");
+        assert_eq!(text.matches("Requires-Dist:").count(), 1, "{text}");
+        assert!(
+            !text.contains("nvidia") && !text.contains("Provides-Extra"),
+            "{text}"
+        );
+    }
 }
