@@ -16,9 +16,11 @@ pub(super) fn cuda(f: &Field) -> Result<CudaChoice, ConfigError> {
         toml::Value::Integer(i) => Some(*i),
         toml::Value::String(s) if s == "auto" => None,
         toml::Value::String(s) if s.contains(';') => return super::majors::parse_semicolons(f, s),
-        toml::Value::String(s) => Some(s.trim().parse::<i64>().map_err(|_| {
-            f.invalid("expected a CUDA major version (11, 12 or 13) or \"auto\"")
-        })?),
+        toml::Value::String(s) => {
+            Some(s.trim().parse::<i64>().map_err(|_| {
+                f.invalid("expected a CUDA major version (11, 12 or 13) or \"auto\"")
+            })?)
+        }
         toml::Value::Array(items) => return super::majors::parse_list(f, items),
         _ => return Err(f.wrong_type("an integer (11, 12, 13) or \"auto\"")),
     };

@@ -2,7 +2,8 @@
 //! Core Metadata and WHEEL; `import_helper` generates `<package>/_cuda_libs.py`; `variants`
 //! makes wheel variants (PEP 825); `wheels` describes the wheels a build writes (whole,
 //! editable, split library + bindings; `editable` the editable wheel's `.pth` and start-up
-//! finder); `wheel` and `sdist` say what each archive holds; `archive`
+//! finder; `several` what a wheel holding a build per CUDA major adds: the loaders and
+//! `_cuda_select.py`); `wheel` and `sdist` say what each archive holds; `archive`
 //! writes deterministic, atomic zip/tar.gz files; `repair` makes a wheel built by anything
 //! into one (`python -m cudawheel repair`, wrap mode).
 

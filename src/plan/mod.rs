@@ -321,7 +321,7 @@ impl BuildPlan {
 
 /// What a `cuda` list's build of one major puts between an extension's module name and its
 /// `EXT_SUFFIX`: `.cudawheel-cu12` (a dot in the stem: no import finds the file by itself).
-pub(crate) fn part_infix(major: u32) -> String {
+fn part_infix(major: u32) -> String {
     format!(".cudawheel-cu{major}")
 }
 
