@@ -45,6 +45,23 @@ fn stage_cases() -> Vec<(&'static str, Error)> {
             config_error(PROJECT, &[("bindings", "swig")]).into(),
         ),
         (
+            "config: several CUDA majors with what they rule out",
+            config_error(
+                &format!("{PROJECT}cuda = [\"12\", \"13\"]\nname-suffix = \"-cu{{major}}\"\n"),
+                &[],
+            )
+            .into(),
+        ),
+        (
+            "toolchain: a toolkits entry without nvcc",
+            ToolchainError::ToolkitFolder {
+                major: 12,
+                folder: "/opt/cuda-12.4".into(),
+                why: "there is no /opt/cuda-12.4/bin/nvcc".into(),
+            }
+            .into(),
+        ),
+        (
             "plan: an arch nvcc has no name for",
             PlanError::Arch(ArchError::BadSpelling {
                 key: "tool.cudawheel.archs".into(),

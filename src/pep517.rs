@@ -59,6 +59,9 @@ pub(crate) fn prepare_metadata_for_build_wheel(
 }
 
 fn write_metadata(req: &Request<'_>, config: Config, metadata_dir: &Path) -> Result<String, Error> {
+    if let Some(parts) = config.parts() {
+        return pipeline::write_several_metadata(req, parts, metadata_dir);
+    }
     let r = resolve(req, config)?;
     let mut files = Files::default();
     r.dist_info().add_files(&mut files)?;

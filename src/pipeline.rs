@@ -24,6 +24,10 @@ use crate::resolve::{resolve_with, Request, Resolved};
 use crate::toolchain::{self, ToolchainError};
 use crate::ui;
 
+mod several;
+
+pub(crate) use several::write_metadata as write_several_metadata;
+
 /// Which wheels a build writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Wheels {
@@ -67,6 +71,9 @@ pub(crate) fn build(
     wheel_dir: &Path,
     metadata_dir: Option<&Path>,
 ) -> Result<Vec<PathBuf>, Error> {
+    if let Some(parts) = config.parts() {
+        return several::build(req, parts, wheels, wheel_dir, metadata_dir);
+    }
     let start = std::time::Instant::now();
     let r = resolve_with(req, config, matches!(wheels, Wheels::Split { .. }))?;
     check_prepared(&r, metadata_dir)?;
@@ -124,16 +131,24 @@ pub(crate) fn build(
 
 /// Checks the METADATA prepared earlier (PEP 517 passes the `.dist-info` folder itself).
 fn check_prepared(r: &Resolved, metadata_dir: Option<&Path>) -> Result<(), Error> {
+    check_prepared_dist(&r.dist_info(), metadata_dir)
+}
+
+/// `check_prepared` for the `.dist-info` `dist`.
+fn check_prepared_dist(
+    dist: &wheel_files::DistInfo<'_>,
+    metadata_dir: Option<&Path>,
+) -> Result<(), Error> {
     let Some(md) = metadata_dir else {
         return Ok(());
     };
     let file = if md.extension().is_some_and(|e| e == "dist-info") {
         md.join("METADATA")
     } else {
-        md.join(r.dist_info().dir()).join("METADATA")
+        md.join(dist.dir()).join("METADATA")
     };
     let prepared = std::fs::read_to_string(&file).unwrap_or_default();
-    if prepared != r.dist_info().metadata() {
+    if prepared != dist.metadata() {
         return Err(Error::InconsistentMetadata(file.display().to_string()));
     }
     Ok(())
@@ -232,6 +247,17 @@ fn compile_and_link(r: &Resolved) -> Result<Built, Error> {
 fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
     // The extra as METADATA has it (`cuda-pip`): every pip matches that spelling.
     let extra = metadata::normalize_extra(&r.config.tool.cuda_extra);
+    let extra = (r.config.tool.cuda_deps == CudaDeps::Extra)
+        .then_some((r.name.display.as_str(), extra.as_str()));
+    import_helpers_with(r, built, extra)
+}
+
+/// `import_helpers`, a missing library's message naming `extra` (distribution, extra).
+fn import_helpers_with(
+    r: &Resolved,
+    built: &Built,
+    extra: Option<(&str, &str)>,
+) -> Vec<(String, String)> {
     wheel_files::import_helpers(
         &r.plan.targets,
         &built.checked.reports,
@@ -239,8 +265,7 @@ fn import_helpers(r: &Resolved, built: &Built) -> Vec<(String, String)> {
         // torch's own libraries come with `import torch`, not from this table.
         r.libs.values().filter(|l| !torch::is_torch_library(l)),
         (r.toolchain.nvcc.major, r.toolchain.nvcc.minor),
-        (r.config.tool.cuda_deps == CudaDeps::Extra)
-            .then_some((r.name.display.as_str(), extra.as_str())),
+        extra,
         &r.floors,
     )
 }
@@ -364,8 +389,10 @@ pub(crate) fn sdist(req: &Request<'_>, config: Config, sdist_dir: &Path) -> Resu
     let variant = config.variant.clone();
     // A variant sdist has the project's own name and builds every CUDA major: no major is
     // pinned, and discovery need not find a toolkit.
+    // Several majors (a `cuda` list): one name for all, the list kept as written.
     let major = match variant {
         Some(_) => None,
+        None if config.several().is_some() => None,
         None => Some(toolchain::resolve_major(
             &config.tool,
             &req.overrides.env,

@@ -59,7 +59,7 @@ NEEDS_BY_MODULE = {
 # NEEDS_BY_MODULE already makes slow are not repeated).
 SLOW_MODULES = {
     "test_ccache", "test_dominating", "test_frontends", "test_import_check", "test_incremental",
-    "test_layouts", "test_libraries", "test_manylinux", "test_memory_pressure", "test_mixed", "test_porting",
+    "test_layouts", "test_libraries", "test_manylinux", "test_memory_pressure", "test_mixed", "test_multi_major", "test_porting",
     "test_python_toolkit", "test_repair", "test_scale", "test_sdist", "test_size_budget", "test_split",
     "test_variants", "test_wheel_size", "test_wrap", "test_wrap_wild",
 }

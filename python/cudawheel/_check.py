@@ -1,5 +1,7 @@
 """`python -m cudawheel check`: what a package's or a wheel's generated helpers (`_cuda_libs.py`)
-report in this interpreter, as JSON for the Rust core, which decides and renders the verdict.
+report in this interpreter, as JSON for the Rust core, which decides and renders the verdict. A
+package holding a build per CUDA major: its `_cuda_select.py` says which major this interpreter
+would load and why, and that major's helper (`_cuda_libs_cu<major>.py`) is the one asked.
 
 This part stays in Python: the helpers are Python modules, and their checks (libcuda's driver
 version, NVML's GPUs, the verdict per GPU) run in the interpreter that would import the package.
@@ -20,12 +22,40 @@ def facts(what: str) -> str:
 
     try:
         if what.endswith(".whl"):
-            helpers = [_load(name, text, origin, name) for name, text, origin in _core.check_helpers(what)]
+            helpers = _chosen(_core.check_helpers(what))
         else:
             helpers = _installed(what)
-    except (LookupError, OSError) as err:
+    except (LookupError, OSError, ImportError) as err:
         return json.dumps({"error": str(err)})
-    return json.dumps({"helpers": [_facts(owner, m) for owner, m in helpers]})
+    return json.dumps({"helpers": [dict(_facts(owner, m), **extra) for owner, m, extra in helpers]})
+
+
+def _chosen(sources):
+    """(owner, helper module, extra facts) of each helper among `sources` ((name, text, origin)
+    each). A package holding a build per CUDA major (`_cuda_select`, `_cuda_libs_cu<major>`):
+    only the helper of the major its `_cuda_select` chooses in this interpreter, with that
+    choice and why."""
+    selects = {name.rpartition(".")[0]: (name, text, origin) for name, text, origin in sources
+               if name.endswith("._cuda_select")}
+    choices = {}
+    for package, (name, text, origin) in selects.items():
+        _, select = _load(name, text, origin, package)
+        major, reason = select.choice()
+        choices[package] = {"cuda_choice": {"majors": list(select.MAJORS), "major": major, "reason": reason}}
+    out = []
+    for name, text, origin in sources:
+        package, _, leaf = name.rpartition(".")
+        if leaf == "_cuda_select":
+            continue
+        if package in choices:
+            if leaf != f"_cuda_libs_cu{choices[package]['cuda_choice']['major']}":
+                continue
+            owner, module = _load(name, text, origin, name)
+            out.append((owner, module, choices[package]))
+            continue
+        owner, module = _load(name, text, origin, name)
+        out.append((owner, module, {}))
+    return out
 
 
 def _load(name, text, origin, owner):
@@ -51,10 +81,24 @@ def _installed(what):
         folder = os.path.dirname(spec.origin or "")
         candidates = [(f"_{top}_cuda_libs", os.path.join(folder, f"_{top}_cuda_libs.py"))]
     for name, path in candidates:
+        select = os.path.join(os.path.dirname(path), "_cuda_select.py")
+        if os.path.isfile(select):
+            # A build per CUDA major: `_cuda_libs.py` stands for the chosen major's helper.
+            sources = [(f"{top}._cuda_select", _read(select), select)]
+            for file in sorted(os.listdir(os.path.dirname(path))):
+                if file.startswith("_cuda_libs_cu") and file.endswith(".py"):
+                    helper = os.path.join(os.path.dirname(path), file)
+                    sources.append((f"{top}.{file[:-3]}", _read(helper), helper))
+            return _chosen(sources)
         if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                return [_load(name, f.read(), path, top)]
+            owner, module = _load(name, _read(path), path, top)
+            return [(owner, module, {})]
     return []
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def _facts(owner, m) -> dict:

@@ -32,6 +32,29 @@ impl WheelTag {
     }
 }
 
+impl WheelTag {
+    /// Of two builds' tags, the one whose platform allows fewer machines (a wheel holding both
+    /// builds runs where both do): `linux_<arch>` over any manylinux, else the newer glibc.
+    pub(crate) fn stricter(&self, other: &WheelTag) -> WheelTag {
+        let rank = |t: &WheelTag| -> u32 {
+            if t.platform.starts_with("linux_") {
+                return u32::MAX;
+            }
+            t.platform
+                .split('.')
+                .filter_map(|p| p.strip_prefix("manylinux_2_"))
+                .filter_map(|rest| rest.split('_').next()?.parse().ok())
+                .max()
+                .unwrap_or(0)
+        };
+        if rank(other) > rank(self) {
+            other.clone()
+        } else {
+            self.clone()
+        }
+    }
+}
+
 impl std::fmt::Display for WheelTag {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}-{}-{}", self.python, self.abi, self.platform)
@@ -145,6 +168,21 @@ pub(crate) fn choose(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_stricter_tag_is_the_newer_glibc_or_linux() {
+        let tag = |p: &str| WheelTag {
+            python: "cp39".into(),
+            abi: "abi3".into(),
+            platform: p.into(),
+        };
+        let old = tag("manylinux_2_17_x86_64.manylinux2014_x86_64");
+        let new = tag("manylinux_2_28_x86_64");
+        assert_eq!(old.stricter(&new), new);
+        assert_eq!(new.stricter(&old), new);
+        assert_eq!(new.stricter(&tag("linux_x86_64")).platform, "linux_x86_64");
+        assert_eq!(old.stricter(&old), old);
+    }
+
     use super::*;
 
     #[test]

@@ -32,9 +32,16 @@ pub(crate) const RENAMED_PREFIX: &str = "cudawheel_project_PyInit_";
 /// The helper module an extension's check imports: `pkg._cuda_libs` for `pkg.sub._core`,
 /// `_top_cuda_libs` for a top-level module `top` (as `package::wheel::helper_path` places them).
 pub(crate) fn helper_module(module: &str) -> String {
+    helper_module_of(module, None)
+}
+
+/// `helper_module`; for one major's build of a `cuda` list (`part`), that major's helper
+/// (`pkg._cuda_libs_cu12`: each major preloads its own libraries, checks its own floors).
+pub(crate) fn helper_module_of(module: &str, part: Option<u32>) -> String {
+    let major = part.map_or(String::new(), |m| format!("_cu{m}"));
     match module.split_once('.') {
-        Some((package, _)) => format!("{package}._cuda_libs"),
-        None => format!("_{module}_cuda_libs"),
+        Some((package, _)) => format!("{package}._cuda_libs{major}"),
+        None => format!("_{module}_cuda_libs{major}"),
     }
 }
 
@@ -106,7 +113,7 @@ pub(crate) fn apply(plan: &mut BuildPlan) {
         if target.kind != TargetKind::Extension {
             continue;
         }
-        let helper = helper_module(&target.module);
+        let helper = helper_module_of(&target.module, plan.cuda_part);
         let name = target
             .module
             .rsplit('.')
@@ -138,6 +145,11 @@ mod tests {
         assert_eq!(helper_module("saxpy._core"), "saxpy._cuda_libs");
         assert_eq!(helper_module("a.b._ext"), "a._cuda_libs");
         assert_eq!(helper_module("tiny_conv_cuda"), "_tiny_conv_cuda_cuda_libs");
+        // One major's build of a `cuda` list: that major's helper.
+        assert_eq!(
+            helper_module_of("saxpy._core", Some(12)),
+            "saxpy._cuda_libs_cu12"
+        );
     }
 
     #[test]

@@ -32,6 +32,17 @@ struct HelperFacts {
     driver_version: Option<i64>,
     #[serde(default)]
     gpus: Vec<GpuFacts>,
+    /// A wheel holding several CUDA majors: which build this interpreter would load, and why.
+    #[serde(default)]
+    cuda_choice: Option<CudaChoiceFacts>,
+}
+
+/// What the package's `_cuda_select.py` chose here (`choice()`), among the majors it holds.
+#[derive(Deserialize)]
+struct CudaChoiceFacts {
+    majors: Vec<u32>,
+    major: u32,
+    reason: String,
 }
 
 #[derive(Deserialize)]
@@ -72,6 +83,17 @@ pub(crate) fn check(what: &str, facts_json: &str) -> Output {
 /// One helper's lines; false when it fails.
 fn render(h: &HelperFacts, text: &mut String) -> bool {
     let (major, minor) = h.cuda;
+    if let Some(c) = &h.cuda_choice {
+        let majors: Vec<String> = c.majors.iter().map(u32::to_string).collect();
+        let _ = writeln!(
+            text,
+            "{}: holds builds for CUDA {}; this interpreter loads the CUDA {} build: {}",
+            h.package,
+            majors.join(", "),
+            c.major,
+            c.reason
+        );
+    }
     let _ = writeln!(text, "{}: built with CUDA {major}.{minor}", h.package);
     for (reason, (major, minor)) in &h.floors {
         let _ = writeln!(text, "  needs a driver for CUDA {major}.{minor}+: {reason}");
@@ -124,6 +146,16 @@ mod tests {
         "driver_problem": null, "other_copies": [], "driver_version": 13000,
         "gpus": [{"index": 0, "name": "H100", "sm": "sm_90", "verdict": "no-code", "message": "no code\nmore"},
                  {"index": 1, "name": "A100", "sm": "sm_80", "verdict": "sass", "message": ""}]}]}"#;
+
+    #[test]
+    fn the_chosen_major_and_why_come_first() {
+        let facts = r#"{"helpers": [{"package": "saxpy", "cuda": [12, 4], "floors": [],
+            "driver_status": "no driver", "driver_problem": null,
+            "cuda_choice": {"majors": [12, 13], "major": 12, "reason": "the CUDA 12 runtime wheel nvidia-cuda-runtime-cu12 is installed (/s/nvidia/cuda_runtime/lib/libcudart.so.12)"}}]}"#;
+        let out = check("saxpy", facts);
+        assert_eq!(out.code, 0, "{}", out.stdout);
+        assert!(out.stdout.starts_with("saxpy: holds builds for CUDA 12, 13; this interpreter loads the CUDA 12 build: the CUDA 12 runtime wheel nvidia-cuda-runtime-cu12 is installed (/s/nvidia/cuda_runtime/lib/libcudart.so.12)\nsaxpy: built with CUDA 12.4\n"), "{}", out.stdout);
+    }
 
     #[test]
     fn a_gpu_without_code_fails() {

@@ -92,30 +92,90 @@ pub(crate) fn of_wheel(wheel: &Path) -> Result<Vec<HelperFile>, CliError> {
     names.sort();
     let mut out = Vec::new();
     for member in names {
-        let name = match member.split_once('/') {
-            Some((top, "_cuda_libs.py")) => format!("{top}._cuda_libs"),
-            None if member.starts_with('_') && member.ends_with("_cuda_libs.py") => {
-                member.trim_end_matches(".py").to_string()
-            }
-            _ => continue,
+        let Some(name) = helper_name(&member) else {
+            continue;
         };
         let mut text = String::new();
         zip.by_name(&member)
             .map_err(|e| bad(e.to_string()))?
             .read_to_string(&mut text)
             .map_err(|e| bad(format!("{member}: {e}")))?;
+        // A wheel holding several majors: `_cuda_libs.py` stands for the chosen major's.
+        if text.contains(SEVERAL_MARKER) {
+            continue;
+        }
         out.push(HelperFile { name, member, text });
     }
     Ok(out)
 }
 
+/// The line `package::several`'s `_cuda_libs.py` (the chosen major's helper) holds.
+const SEVERAL_MARKER: &str = "\n# cudawheel: several CUDA majors\n";
+
+/// The module name of the helper at `member`: `pkg/_cuda_libs.py`, `pkg/_cuda_libs_cu12.py`
+/// (one major's, in a wheel holding several) and `_<module>_cuda_libs.py`; `None` for others.
+fn helper_name(member: &str) -> Option<String> {
+    match member.split_once('/') {
+        Some((top, "_cuda_libs.py")) => Some(format!("{top}._cuda_libs")),
+        Some((top, file)) => {
+            let major = file.strip_prefix("_cuda_libs_cu")?.strip_suffix(".py")?;
+            major
+                .parse::<u32>()
+                .ok()
+                .map(|_| format!("{top}.{}", file.trim_end_matches(".py")))
+        }
+        None if member.starts_with('_') && member.ends_with("_cuda_libs.py") => {
+            Some(member.trim_end_matches(".py").to_string())
+        }
+        None => None,
+    }
+}
+
 /// `check WHEEL`: (module name, text, origin) of each helper in `wheel` (the path as given),
 /// for the running interpreter to execute (`cudawheel/_check.py`).
 pub(crate) fn helper_sources(wheel: &str) -> Result<Vec<(String, String, String)>, CliError> {
-    Ok(of_wheel(Path::new(wheel))?
+    let mut out: Vec<(String, String, String)> = of_wheel(Path::new(wheel))?
         .into_iter()
         .map(|h| (h.name, h.text, format!("{wheel}/{}", h.member)))
-        .collect())
+        .collect();
+    out.extend(
+        selectors(Path::new(wheel))?
+            .into_iter()
+            .map(|(member, text)| {
+                let name = member.trim_end_matches(".py").replace('/', ".");
+                (name, text, format!("{wheel}/{member}"))
+            }),
+    );
+    Ok(out)
+}
+
+/// A wheel holding several CUDA majors: each package's `_cuda_select.py` (member, text).
+fn selectors(wheel: &Path) -> Result<Vec<(String, String)>, CliError> {
+    let bad = |reason: String| CliError::Wheel {
+        wheel: wheel.display().to_string(),
+        reason,
+    };
+    let file = std::fs::File::open(wheel).map_err(|e| bad(e.to_string()))?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(e.to_string()))?;
+    let mut members: Vec<String> = zip
+        .file_names()
+        .filter(|m| {
+            m.split_once('/')
+                .is_some_and(|(_, f)| f == "_cuda_select.py")
+        })
+        .map(String::from)
+        .collect();
+    members.sort();
+    let mut out = Vec::new();
+    for member in members {
+        let mut text = String::new();
+        zip.by_name(&member)
+            .map_err(|e| bad(e.to_string()))?
+            .read_to_string(&mut text)
+            .map_err(|e| bad(format!("{member}: {e}")))?;
+        out.push((member, text));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -142,6 +202,28 @@ mod tests {
         assert_eq!(
             unquote(&format!("{:?}", "tab\t\u{1b}é")),
             Some("tab\t\u{1b}é".into())
+        );
+    }
+
+    #[test]
+    fn one_major_s_helper_is_a_helper_and_the_alias_is_not_read_by_name() {
+        assert_eq!(
+            helper_name("saxpy/_cuda_libs_cu12.py").as_deref(),
+            Some("saxpy._cuda_libs_cu12")
+        );
+        assert_eq!(
+            helper_name("saxpy/_cuda_libs.py").as_deref(),
+            Some("saxpy._cuda_libs")
+        );
+        assert_eq!(
+            helper_name("_top_cuda_libs.py").as_deref(),
+            Some("_top_cuda_libs")
+        );
+        assert_eq!(helper_name("saxpy/_cuda_libs_cux.py"), None);
+        assert_eq!(helper_name("saxpy/_cuda_select.py"), None);
+        assert_eq!(
+            helper("saxpy._cuda_libs_cu12", "_OWNER = 1\n").owner(),
+            "saxpy"
         );
     }
 

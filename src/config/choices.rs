@@ -124,10 +124,39 @@ choice_enum! {
     }
 }
 
-/// `cuda`: a CUDA major, or the one the toolkit found has. Not a `Choice`: any major parses,
-/// and the supported ones are checked with their own message.
+/// `cuda`: a CUDA major, or the one the toolkit found has, or several majors built into one
+/// wheel (`majors`: the build makes one build per major, `Config::parts`, so the stages after
+/// `config` only see one major). Not a `Choice`: any major parses, and the supported ones are
+/// checked with their own message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CudaChoice {
     Auto,
     Major(u32),
+    Several(Majors),
+}
+
+/// Distinct CUDA majors (a set: bit `m` for major `m`), lowest first when iterated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Majors(u32);
+
+impl Majors {
+    pub(crate) fn of(majors: &[u32]) -> Majors {
+        Majors(majors.iter().fold(0, |bits, m| bits | (1 << m)))
+    }
+
+    pub(crate) fn iter(self) -> impl Iterator<Item = u32> {
+        (0..32).filter(move |m| self.0 & (1 << m) != 0)
+    }
+
+    pub(crate) fn contains(self, major: u32) -> bool {
+        major < 32 && self.0 & (1 << major) != 0
+    }
+
+    /// `12, 13`
+    pub(crate) fn list(self) -> String {
+        self.iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }

@@ -27,7 +27,7 @@ use super::values::{self, Glibc, MAX_WHEEL_SIZE};
 pub(crate) const ENV_FALLBACKS: &[&str] = &["CUDAARCHS"];
 
 /// Tables of targets and libraries: only in pyproject.toml.
-pub(crate) const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library"];
+pub(crate) const TABLE_KEYS: &[&str] = &["extension", "shared-library", "library", "toolkits"];
 
 config_struct! {
     /// The whole `[tool.cudawheel]` table after overrides.
@@ -41,7 +41,7 @@ config_struct! {
             ty: Ty::CudaMajor,
             default: "\"auto\"",
             read: sourced_or(values::cuda, CudaChoice::Auto),
-            doc: "CUDA major to build for: 11, 12, 13 (integer or string) or \"auto\" (the major of the nvcc discovery finds; if none, 13 with the toolkit from PyPI).",
+            doc: "CUDA major to build for: 11, 12, 13 (integer or string) or \"auto\" (the major of the nvcc discovery finds; if none, 13 with the toolkit from PyPI). Or a list of distinct majors (`[\"12\", \"13\"]`, `12;13` in -C and the environment): one wheel under the project's own name holding a build of each extension per major (`pkg/mod.cudawheel-cu12<EXT_SUFFIX>`, ...) and a loader `pkg/mod.py` that picks, at import, the build matching the CUDA already in the process or environment; each major's NVIDIA wheels under the extra `cu<major>` (docs/how-to/one-wheel-several-cuda.md). Each major's toolkit: `[tool.cudawheel.toolkits]`, else discovery for that major. Not with `variant`, `split`, `build-backend`, shared-library targets or extension modules outside a package.",
         }
         toolkit: Sourced<ToolkitChoice> {
             key: "toolkit",
@@ -307,6 +307,8 @@ config_struct! {
             &LIBRARY_KEYS.iter().map(|k| k.name).collect::<Vec<_>>(),
             |library| LibraryConfig::read(library),
         )?,
+        /// `[tool.cudawheel.toolkits]`: CUDA major -> toolkit folder (absolute).
+        toolkits: BTreeMap<u32, String> = super::majors::toolkits(table)?,
     }
 }
 

@@ -10,6 +10,7 @@ mod interpreter;
 mod keydef;
 mod keys;
 mod layered;
+mod majors;
 mod origin;
 mod paths;
 mod project;
@@ -31,6 +32,7 @@ pub(crate) use keydef::{KeyDef, Ty};
 pub(crate) use keys::{LibraryConfig, TargetConfig, ToolConfig};
 pub(crate) use keys::{LIBRARY_KEYS, TARGET_KEYS, TOP_KEYS};
 pub(crate) use layered::{suggest, Overrides, TORCH_ARCHS_ENV};
+pub(crate) use majors::Part;
 pub(crate) use origin::{Origin, Sourced};
 pub(crate) use paths::{expand_glob, inside_project};
 pub(crate) use project::{name_problem as requirement_problem, License, Person, Project};
@@ -50,6 +52,8 @@ pub(crate) struct Config {
     /// The variant the build makes (PEP 825), or `None` for an ordinary wheel: the settings
     /// and pyproject.toml's `[variant]` table, cross-checked.
     pub(crate) variant: Option<variant::Spec>,
+    /// One major's build of a `cuda` list (`Config::parts`); `None` otherwise.
+    pub(crate) part: Option<Part>,
 }
 
 #[derive(serde::Deserialize)]
@@ -186,6 +190,7 @@ impl Config {
         let project = raw.validate(&root, tool.version_file.as_deref())?;
         let source_date_epoch = source_date_epoch(&overrides.env)?;
         let variant = variant::Spec::parse(&tool, doc.variant_section()?)?;
+        tool.check_several(variant.is_some())?;
         Ok(Config {
             root,
             project,
@@ -193,6 +198,7 @@ impl Config {
             source_date_epoch,
             pyproject_text: text,
             variant,
+            part: None,
         })
     }
 }

@@ -26,7 +26,11 @@ fn ty_schema(ty: Ty) -> Value {
         Ty::ListOrStr | Ty::SemicolonList => json!({"oneOf": [{"type": "string"}, strings]}),
         Ty::CudaMajor => json!({"oneOf": [
             {"type": "integer", "enum": [11, 12, 13]},
-            {"type": "string", "enum": ["auto", "11", "12", "13"]}
+            {"type": "string", "pattern": "^(auto|1[1-3]( *; *1[1-3])*)$"},
+            {"type": "array", "minItems": 1, "uniqueItems": true, "items": {"oneOf": [
+                {"type": "integer", "enum": [11, 12, 13]},
+                {"type": "string", "enum": ["11", "12", "13"]}
+            ]}}
         ]}),
     }
 }
@@ -70,6 +74,15 @@ pub(crate) fn schema() -> Value {
             "type": "array",
             "description": "[[tool.cudawheel.shared-library]]: plain shared libraries shipped in the wheel.",
             "items": {"$ref": "#/definitions/shared-library"},
+        }),
+    );
+    props.insert(
+        "toolkits".into(),
+        json!({
+            "type": "object",
+            "description": "[tool.cudawheel.toolkits]: CUDA major -> the toolkit folder (absolute) that major builds with.",
+            "propertyNames": {"enum": ["11", "12", "13"]},
+            "additionalProperties": {"type": "string", "pattern": "^/"},
         }),
     );
     props.insert(
@@ -128,7 +141,7 @@ fn table(out: &mut String, keys: &[&KeyDef], env: bool) {
             Ty::List => "list of strings".to_string(),
             Ty::ListOrStr => "list of strings or `;`-separated string".to_string(),
             Ty::SemicolonList => "list of strings or `;`-separated string".to_string(),
-            Ty::CudaMajor => "`11` \\| `12` \\| `13` \\| `\"auto\"`".to_string(),
+            Ty::CudaMajor => "`11` \\| `12` \\| `13` \\| `\"auto\"` \\| list of majors".to_string(),
         };
         let default = k.default.replace('|', "\\|");
         let doc = k.doc.replace('|', "\\|");
@@ -176,6 +189,9 @@ pub(crate) fn reference_markdown() -> String {
         "\n## `[tool.cudawheel.library.<name>]`\n\nA library outside the built-in catalogue, or an override of a catalogued one (field by field).\n\n",
     );
     table(&mut out, &LIBRARY_KEYS.iter().collect::<Vec<_>>(), false);
+    out.push_str(
+        "\n## `[tool.cudawheel.toolkits]`\n\nWith `cuda` listing several majors: the CUDA toolkit folder of a major (`\"12\" = \"/opt/cuda-12.4\"`, an absolute path, the folder holding `bin/nvcc` as `CUDA_HOME` names it). That major's build takes this folder's nvcc first; a major without an entry is found by discovery as for `cuda = <major>`. A single `cuda` major takes its entry too. Only in pyproject.toml.\n",
+    );
     out
 }
 

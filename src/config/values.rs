@@ -9,17 +9,21 @@ use super::error::ConfigError;
 use super::field::{split_semicolons, Field};
 use super::origin::Origin;
 
-/// `cuda`: 11, 12, 13 (integer or string) or "auto".
+/// `cuda`: 11, 12, 13 (integer or string), "auto", or a list of distinct majors (a TOML array,
+/// or `12;13` from `-C`/the environment: `majors`).
 pub(super) fn cuda(f: &Field) -> Result<CudaChoice, ConfigError> {
-    let value =
-        match &f.value {
-            toml::Value::Integer(i) => Some(*i),
-            toml::Value::String(s) if s == "auto" => None,
-            toml::Value::String(s) => Some(s.trim().parse::<i64>().map_err(|_| {
+    let value = match &f.value {
+        toml::Value::Integer(i) => Some(*i),
+        toml::Value::String(s) if s == "auto" => None,
+        toml::Value::String(s) if s.contains(';') => return super::majors::parse_semicolons(f, s),
+        toml::Value::String(s) => {
+            Some(s.trim().parse::<i64>().map_err(|_| {
                 f.invalid("expected a CUDA major version (11, 12 or 13) or \"auto\"")
-            })?),
-            _ => return Err(f.wrong_type("an integer (11, 12, 13) or \"auto\"")),
-        };
+            })?)
+        }
+        toml::Value::Array(items) => return super::majors::parse_list(f, items),
+        _ => return Err(f.wrong_type("an integer (11, 12, 13) or \"auto\"")),
+    };
     match value {
         None => Ok(CudaChoice::Auto),
         Some(m @ (11..=13)) => Ok(CudaChoice::Major(m as u32)),

@@ -121,6 +121,16 @@ fn settings(
         env: overrides.env.clone(),
     };
     let tool = ToolConfig::parse(table, &own)?;
+    if let super::CudaChoice::Several(majors) = tool.cuda.value {
+        return Err(ConfigError::Unsupported {
+            key: "tool.cudawheel.build-backend".into(),
+            what: format!(
+                "wrap mode with several CUDA majors (`cuda` = [{}])",
+                majors.list()
+            ),
+            instead: "set `cuda` to one major and build a wheel per major (`python -m cudawheel wheel . --cuda 12 --cuda 13`)".into(),
+        });
+    }
     let variant = Spec::parse(&tool, doc.variant_section()?)?;
     Ok(Wrapped {
         root: root.to_path_buf(),

@@ -198,6 +198,7 @@ fn values(k: &KeyDef) -> Vec<Example> {
             Example::Int(11),
             Example::Str("13".into()),
             Example::Str("auto".into()),
+            Example::List(vec!["12".into(), "13".into()]),
         ],
         Ty::List | Ty::ListOrStr | Ty::SemicolonList => list_examples(k.name)
             .into_iter()

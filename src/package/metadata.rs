@@ -43,6 +43,10 @@ pub(crate) enum CudaRequires {
     Known(Vec<String>),
     /// Decided at wheel-build time (sdists): rendered as `Dynamic: Requires-Dist`.
     Dynamic,
+    /// One wheel holding several CUDA majors: each major's under its extra (`cu12`:
+    /// `nvidia-cuda-runtime-cu12>=12.4,<13; extra == "cu12"`), as `cuda-deps` allows (not with
+    /// "none").
+    Extras(Vec<(String, Vec<String>)>),
 }
 
 fn people(out: &mut String, field: &str, list: &[Person]) {
@@ -179,6 +183,11 @@ pub(crate) fn normalize_extra(name: &str) -> String {
     out
 }
 
+/// The extra a major's NVIDIA wheels are under in a wheel holding several majors: `cu12`.
+pub(crate) fn major_extra(major: u32) -> String {
+    format!("cu{major}")
+}
+
 /// METADATA with `required` (derived requirements that `cuda-deps` never moves or drops, such
 /// as `torch>=2.15,<2.16` of a torch extension) after the project's own dependencies.
 pub(crate) fn core_metadata_with(
@@ -258,6 +267,17 @@ pub(crate) fn core_metadata_with(
         },
         CudaRequires::Dynamic => {
             let _ = writeln!(out, "Dynamic: Requires-Dist");
+        }
+        CudaRequires::Extras(_) if mode == CudaDeps::None => {}
+        CudaRequires::Extras(by_extra) => {
+            for (extra, reqs) in by_extra {
+                for r in reqs {
+                    let _ = writeln!(out, "Requires-Dist: {r}; extra == \"{extra}\"");
+                }
+                if !extras.contains(extra) {
+                    extras.push(extra.clone());
+                }
+            }
         }
     }
     for e in &extras {
@@ -441,6 +461,35 @@ Text.
             text.contains("Requires-Dist: nvidia-cuda-runtime>=13.5,<14; extra == \"cuda-pip\"\n")
                 && text.contains("Provides-Extra: test\nProvides-Extra: cuda-pip\n"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn several_majors_put_each_major_s_wheels_under_its_extra() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[project]\nname = \"demo\"\nversion = \"1\"\ndependencies = [\"numpy\"]\n";
+        let config = Config::from_text(dir.path(), text.into(), &Overrides::default()).unwrap();
+        let name = DistName::new(&config.project, "");
+        let cuda = CudaRequires::Extras(vec![
+            (
+                major_extra(12),
+                vec!["nvidia-cuda-runtime-cu12>=12.4,<13".into()],
+            ),
+            (
+                major_extra(13),
+                vec!["nvidia-cuda-runtime>=13.2,<14".into()],
+            ),
+        ]);
+        let text = core_metadata(&config.project, &name, &cuda, (CudaDeps::Required, "cuda"));
+        assert!(
+            text.contains("Name: demo\nVersion: 1\nRequires-Dist: numpy\nRequires-Dist: nvidia-cuda-runtime-cu12>=12.4,<13; extra == \"cu12\"\nRequires-Dist: nvidia-cuda-runtime>=13.2,<14; extra == \"cu13\"\nProvides-Extra: cu12\nProvides-Extra: cu13\n"),
+            "{text}"
+        );
+        // `cuda-deps = "none"`: neither.
+        let none = core_metadata(&config.project, &name, &cuda, (CudaDeps::None, "cuda"));
+        assert!(
+            !none.contains("nvidia") && !none.contains("Provides-Extra"),
+            "{none}"
         );
     }
 

@@ -29,6 +29,9 @@ pub(crate) struct DistInfo<'a> {
     pub(crate) cuda_deps: CudaDeps,
     /// `cuda-extra`: the extra `cuda-deps = "extra"` uses.
     pub(crate) cuda_extra: &'a str,
+    /// A wheel holding several CUDA majors: each major's NVIDIA wheels, under the extra
+    /// `cu<major>` (`cuda_requires` is then empty); empty otherwise.
+    pub(crate) cuda_by_major: Vec<(u32, Vec<String>)>,
 }
 
 impl DistInfo<'_> {
@@ -46,8 +49,21 @@ impl DistInfo<'_> {
             self.project,
             self.name,
             &self.framework_requires,
-            &CudaRequires::Known(self.cuda_requires.to_vec()),
+            &self.cuda_side(),
             (self.cuda_deps, self.cuda_extra),
+        )
+    }
+
+    /// What the CUDA side adds to `Requires-Dist`: the NVIDIA wheels, or per major under its extra.
+    fn cuda_side(&self) -> CudaRequires {
+        if self.cuda_by_major.is_empty() {
+            return CudaRequires::Known(self.cuda_requires.to_vec());
+        }
+        CudaRequires::Extras(
+            self.cuda_by_major
+                .iter()
+                .map(|(m, reqs)| (metadata::major_extra(*m), reqs.clone()))
+                .collect(),
         )
     }
 
@@ -298,6 +314,11 @@ pub(crate) fn helper_path(wheel_path: &str) -> String {
 /// Whether `rel` (a path in the wheel) is an import helper a build generates.
 fn is_helper(rel: &str) -> bool {
     rel.ends_with("/_cuda_libs.py")
+        || rel.ends_with("/_cuda_select.py")
+        || rel.rsplit_once("/_cuda_libs_cu").is_some_and(|(_, m)| {
+            m.strip_suffix(".py")
+                .is_some_and(|m| m.parse::<u32>().is_ok())
+        })
         || (!rel.contains('/') && rel.starts_with('_') && rel.ends_with("_cuda_libs.py"))
 }
 

@@ -68,10 +68,12 @@ pub(crate) struct Dist {
     pub(crate) cuda_requires: Vec<String>,
     pub(crate) cuda_deps: CudaDeps,
     pub(crate) cuda_extra: String,
+    /// Several CUDA majors in one wheel: each major's NVIDIA wheels (`DistInfo`).
+    pub(crate) cuda_by_major: Vec<(u32, Vec<String>)>,
 }
 
 impl Dist {
-    fn of(d: &DistInfo<'_>) -> Dist {
+    pub(crate) fn of(d: &DistInfo<'_>) -> Dist {
         Dist {
             project: d.project.clone(),
             root: d.root.to_path_buf(),
@@ -80,6 +82,7 @@ impl Dist {
             cuda_requires: d.cuda_requires.to_vec(),
             cuda_deps: d.cuda_deps,
             cuda_extra: d.cuda_extra.to_string(),
+            cuda_by_major: d.cuda_by_major.clone(),
         }
     }
 
@@ -92,6 +95,7 @@ impl Dist {
             cuda_requires: &self.cuda_requires,
             cuda_deps: self.cuda_deps,
             cuda_extra: &self.cuda_extra,
+            cuda_by_major: self.cuda_by_major.clone(),
         }
     }
 }

@@ -59,6 +59,12 @@ pub(crate) enum PlanError {
     MissingPackage { path: PathBuf },
     #[error("`{key}` is set, but no extension it applies to uses `bindings = \"torch\"`")]
     StableAbiWithoutTorch { key: String },
+    #[error("`{key}`: with several CUDA majors the module {module:?} is loaded by a generated {file}, but the project has that file already")]
+    LoaderShadowed {
+        key: String,
+        module: String,
+        file: String,
+    },
 }
 
 impl Hint for PlanError {
@@ -89,6 +95,9 @@ impl Hint for PlanError {
             ],
             PlanError::NoCompilableSource { .. } => vec![
                 "list at least one .cu, .c, .cc, .cpp or .cxx file in `sources`".into(),
+            ],
+            PlanError::LoaderShadowed { .. } => vec![
+                "rename the Python file, or the extension module (`name`): the wheel's loader takes the module's place".into(),
             ],
             PlanError::BadDestination { .. } => vec![
                 "use a relative folder inside the wheel such as \"pkg/lib\", without `..`".into(),
@@ -194,6 +203,10 @@ pub(crate) struct BuildPlan {
     /// Sources the build writes into `build_dir` before compiling (path, text), such as the
     /// import check's (`bindings::import_check`).
     pub(crate) generated: Vec<(PathBuf, String)>,
+    /// One major's build of a `cuda` list (`config::Part`): each extension is named
+    /// `<module>.cudawheel-cu<major><EXT_SUFFIX>` (beside the other majors' in one wheel, its
+    /// init still `PyInit_<module>`) and runs its own major's helper (`_cuda_libs_cu<major>`).
+    pub(crate) cuda_part: Option<u32>,
 }
 
 const HEADER_EXTS: &[&str] = &["h", "hh", "hpp", "hxx", "cuh", "inl", "inc", "tcc"];
@@ -239,6 +252,11 @@ impl BuildPlan {
             Some(_) => ".abi3.so".to_string(),
             None => python.ext_suffix.clone(),
         };
+        let cuda_part = config.part.as_ref().map(|p| p.major);
+        let ext_suffix = match cuda_part {
+            Some(major) => format!("{}{ext_suffix}", part_infix(major)),
+            None => ext_suffix,
+        };
         let lib_names: Vec<&str> = tool
             .shared_libraries
             .iter()
@@ -281,6 +299,9 @@ impl BuildPlan {
             .as_ref()
             .map(|s| arch::parse_items(&s.value, "tool.cudawheel.archs", &s.origin))
             .transpose()?;
+        if cuda_part.is_some() {
+            check_loaders(tool, &python_source)?;
+        }
         let jobs = tool.jobs_or_cores();
         Ok(BuildPlan {
             targets,
@@ -293,8 +314,35 @@ impl BuildPlan {
             jobs,
             limited_api,
             generated: Vec::new(),
+            cuda_part,
         })
     }
+}
+
+/// What a `cuda` list's build of one major puts between an extension's module name and its
+/// `EXT_SUFFIX`: `.cudawheel-cu12` (a dot in the stem: no import finds the file by itself).
+fn part_infix(major: u32) -> String {
+    format!(".cudawheel-cu{major}")
+}
+
+/// The loader of the extension `module` in a wheel holding several CUDA majors (`pkg/_core.py`).
+pub(crate) fn loader_path(module: &str) -> String {
+    format!("{}.py", module.replace('.', "/"))
+}
+
+/// Several CUDA majors: no project file is where an extension's loader goes (`pkg/_core.py`).
+fn check_loaders(tool: &config::ToolConfig, python_source: &Path) -> Result<(), PlanError> {
+    for t in &tool.extensions {
+        let file = loader_path(&t.name);
+        if python_source.join(&file).exists() {
+            return Err(PlanError::LoaderShadowed {
+                key: t.key.clone(),
+                module: t.name.clone(),
+                file,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A target's name and `link-with` entries are valid.

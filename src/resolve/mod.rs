@@ -137,6 +137,7 @@ impl Resolved {
             cuda_requires: &self.cuda_requires,
             cuda_deps: self.config.tool.cuda_deps,
             cuda_extra: &self.config.tool.cuda_extra,
+            cuda_by_major: Vec::new(),
         }
     }
 }
@@ -175,6 +176,18 @@ pub(crate) fn build_requirements(
     env: &toolchain::Env,
     python: &PythonInfo,
 ) -> Result<Vec<String>, Error> {
+    // A `cuda` list: every major's requirements, each once, in the order the majors ask.
+    if let crate::config::CudaChoice::Several(majors) = tool.cuda.value {
+        let mut reqs: Vec<String> = Vec::new();
+        for major in majors.iter() {
+            for r in build_requirements(&tool.for_major(major), env, python)? {
+                if !reqs.contains(&r) {
+                    reqs.push(r);
+                }
+            }
+        }
+        return Ok(reqs);
+    }
     let mut toolkit = toolchain::toolkit_request(tool, env, python)?;
     if let Some(pin) = bindings::toolkit_pin(tool, &python.sys_path, &toolkit) {
         toolkit.pin = pin;

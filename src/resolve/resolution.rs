@@ -106,7 +106,7 @@ impl Resolution {
         // `[project]` table, which is the wrapped backend's).
         let (project, unreadable, wrap_settings) = match loaded {
             None => (Project::Missing, None, None),
-            Some(Ok(Mode::Native(c))) => (Project::Loaded(c), None, None),
+            Some(Ok(Mode::Native(c))) => (Project::Loaded(Box::new(one_major(*c))), None, None),
             Some(Ok(Mode::Wrapped(w))) => (Project::Unreadable, None, Some(*w)),
             Some(Err(e)) => (Project::Unreadable, Some(e), None),
         };
@@ -207,5 +207,21 @@ impl Resolution {
             requirements,
             supplies_missing,
         })
+    }
+}
+
+/// A report describes one build: with `cuda` listing several majors, the highest's (said so).
+fn one_major(config: Config) -> Config {
+    let Some(majors) = config.several() else {
+        return config;
+    };
+    let parts = config.parts().unwrap_or_default();
+    match parts.into_iter().last() {
+        Some(last) => {
+            let major = last.part.as_ref().map_or(0, |p| p.major);
+            crate::ui::status(&format!("`cuda` lists CUDA {}: this report describes the CUDA {major} build (`-C cuda=N` for another)", majors.list()));
+            last
+        }
+        None => config,
     }
 }

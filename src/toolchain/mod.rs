@@ -47,6 +47,12 @@ pub(crate) enum ToolchainError {
         found: String,
         path: PathBuf,
     },
+    #[error("`tool.cudawheel.toolkits.\"{major}\"` = {folder:?}: {why}")]
+    ToolkitFolder {
+        major: u32,
+        folder: String,
+        why: String,
+    },
     #[error("`tool.cudawheel.toolkit` = \"pip\" (from {origin}) cannot build CUDA {major}: NVIDIA ships a complete nvcc on PyPI only for CUDA 13 and newer")]
     NoPipToolkit { major: u32, origin: Origin },
     #[error("Running {} failed: {message}", path.display())]
@@ -93,6 +99,9 @@ impl Hint for ToolchainError {
             ToolchainError::WrongMajor { .. } => vec![
                 "set `CUDA_HOME` to a toolkit of the wanted major, or change `cuda` (e.g. `-C cuda=auto`)".into(),
             ],
+            ToolchainError::ToolkitFolder { major, .. } => vec![format!(
+                "name the folder of a CUDA {major} toolkit, the one holding bin/nvcc (what `CUDA_HOME` names), or drop the entry to let discovery find CUDA {major}"
+            )],
             ToolchainError::NoPipToolkit { .. } => {
                 vec!["install that toolkit and use `toolkit = \"system\"` (or `\"auto\"`), or build with `cuda = 13`".into()]
             }
@@ -341,6 +350,11 @@ pub(crate) fn choose_nvcc_with(
     probe: &mut dyn FnMut(&Path, NvccOrigin) -> Result<Nvcc, ToolchainError>,
 ) -> Result<Option<Nvcc>, ToolchainError> {
     let want = tool.cuda.value;
+    if let CudaChoice::Major(m) = want {
+        if let Some(folder) = tool.toolkits.get(&m) {
+            return table_nvcc(m, folder, probe).map(Some);
+        }
+    }
     let kit = &tool.toolkit;
     if let (CudaChoice::Major(m), ToolkitChoice::Pip) = (want, kit.value) {
         if m < PIP_MAJOR {
@@ -401,10 +415,41 @@ pub(crate) fn choose_nvcc_with(
         wanted: match want {
             CudaChoice::Auto => "(any major)".into(),
             CudaChoice::Major(m) => m.to_string(),
+            CudaChoice::Several(m) => m.list(),
         },
         probes,
         pip_possible: false,
     })
+}
+
+/// The nvcc of `[tool.cudawheel.toolkits]`'s entry for `major`: that folder's `bin/nvcc`, of
+/// that major, or an error naming the entry (no other place is tried).
+fn table_nvcc(
+    major: u32,
+    folder: &str,
+    probe: &mut dyn FnMut(&Path, NvccOrigin) -> Result<Nvcc, ToolchainError>,
+) -> Result<Nvcc, ToolchainError> {
+    let bad = |why: String| ToolchainError::ToolkitFolder {
+        major,
+        folder: folder.to_string(),
+        why,
+    };
+    let path = Path::new(folder).join("bin/nvcc");
+    if !is_executable(&path) {
+        return Err(bad(format!("there is no {}", path.display())));
+    }
+    let nvcc = probe(
+        &path,
+        NvccOrigin::System(format!("tool.cudawheel.toolkits.\"{major}\"")),
+    )?;
+    if nvcc.major != major {
+        return Err(bad(format!(
+            "its nvcc ({}) is CUDA {}",
+            path.display(),
+            nvcc.full_version
+        )));
+    }
+    Ok(nvcc)
 }
 
 /// Says once per process that discovery skipped `path` (discovery runs more than once a hook).
