@@ -207,8 +207,8 @@ def fetch_sdist(spec: str, dest: Path, env) -> Path:
         dest.mkdir(parents=True, exist_ok=True)
         # --no-build-isolation + --no-deps: no build requirement is installed; pip still reads the
         # metadata, so a failure there is ignored once the file is saved.
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        spec, "-d", dest], env=env)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-build-isolation",
+                        "--no-binary", ":all:", spec, "-d", dest], env=env)
         found = [p for p in dest.glob("*") if stem.match(p.name)]
     if not found:
         raise RuntimeError(f"no sdist for {spec}")
@@ -451,6 +451,16 @@ def brief(row: dict) -> dict:
     Requires-Dist cut to NVIDIA's wheels and frameworks (the others counted)."""
     out = dict(row)
     out["build system"] = row.get("build system", "").split("; was ")[0]
+    elves = [e for e in row.get("ELF", "").split("<br>") if e.startswith("`")]
+    if len(elves) > 3:
+        # Many modules (one per kernel family): counted, with the CUDA libraries and RPATHs they use.
+        libs, rpaths = set(), set()
+        for e in elves:
+            needed, _, rpath = e.split(": ", 1)[1].partition("; RPATH ")
+            libs.update(n for n in needed.split() if n != "-")
+            rpaths.add(rpath)
+        out["ELF"] = (f"{len(elves)} ELF files; NEEDED among them: {' '.join(sorted(libs)) or '-'}; "
+                      f"RPATH {' or '.join(sorted(rpaths))}")
     if "Requires-Dist" in row:
         reqs = [r for r in row["Requires-Dist"].split("<br>") if r and r != "-"]
         kept = [r for r in reqs if FRAMEWORKS.match(r)]
