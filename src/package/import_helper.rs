@@ -61,6 +61,19 @@ pub(crate) struct Helper<'a> {
 }
 
 /// The helper's text.
+/// The end of every generated loader module (a repaired extension's, a several-majors build's):
+/// the extension file at `_path` loaded under the loader's own name, in `sys.modules` before it
+/// runs (as the import system does), so `import pkg.mod` returns the extension module. The
+/// loader's text above it defines `_path` and imports `importlib.machinery`, `importlib.util`
+/// and `sys`.
+pub(crate) const LOAD_EXTENSION: &str = r#"_spec = importlib.util.spec_from_file_location(
+    __name__, _path, loader=importlib.machinery.ExtensionFileLoader(__name__, _path)
+)
+_module = importlib.util.module_from_spec(_spec)
+sys.modules[__name__] = _module
+_spec.loader.exec_module(_module)
+"#;
+
 pub(crate) fn render(h: &Helper<'_>) -> String {
     let (libs, cuda, torch, gpus) = (h.libs, h.cuda, h.torch, h.gpus);
     let mut table = String::new();

@@ -75,7 +75,8 @@ pub(crate) fn loader(module: &str, files: &[(u32, String)]) -> String {
     for (major, file) in files {
         let _ = writeln!(table, "    {major}: {file:?},");
     }
-    LOADER
+    [LOADER, super::import_helper::LOAD_EXTENSION]
+        .concat()
         .replace("@VERSION@", env!("CARGO_PKG_VERSION"))
         .replace("@MODULE@", module)
         .replace("@PACKAGE@", package)
@@ -101,12 +102,6 @@ _major = importlib.import_module("@PACKAGE@._cuda_select").major()
 if _major not in _FILES:
     raise ImportError("@MODULE@ has no build for CUDA %d (builds: CUDA %s)" % (_major, ", ".join(map(str, _FILES))))
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), _FILES[_major])
-_spec = importlib.util.spec_from_file_location(
-    __name__, _path, loader=importlib.machinery.ExtensionFileLoader(__name__, _path)
-)
-_module = importlib.util.module_from_spec(_spec)
-sys.modules[__name__] = _module
-_spec.loader.exec_module(_module)
 "#;
 
 /// The files of the one wheel: the packages (`packages` under `python_source`), every major's

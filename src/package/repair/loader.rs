@@ -187,7 +187,8 @@ pub(super) fn extensions(
         out.push(Extension {
             member: m.path.clone(),
             real_path: join(real_file.clone()),
-            loader: LOADER
+            loader: [LOADER, crate::package::import_helper::LOAD_EXTENSION]
+                .concat()
                 .replace("@HELPER@", &helper)
                 .replace("@REAL@", &real_file),
             loader_path,
@@ -304,10 +305,4 @@ import sys
 
 importlib.import_module("@HELPER@").preload(__name__)
 _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "@REAL@")
-_spec = importlib.util.spec_from_file_location(
-    __name__, _path, loader=importlib.machinery.ExtensionFileLoader(__name__, _path)
-)
-_module = importlib.util.module_from_spec(_spec)
-sys.modules[__name__] = _module
-_spec.loader.exec_module(_module)
 "#;
