@@ -253,9 +253,7 @@ pub(crate) fn probe(nvcc: &Nvcc, sites: &[PathBuf]) -> Result<HeaderSet, super::
         }
     }
     set.runtime_header = set.find("cuda_runtime_api.h").unwrap_or_default();
-    set.version = std::fs::read_to_string(&set.runtime_header)
-        .ok()
-        .and_then(|t| cudart_version(&t));
+    set.version = header_release(&set.runtime_header);
     set.owner = owning_distribution(&set.runtime_header);
     Ok(set)
 }
@@ -290,7 +288,12 @@ fn add_other_sites(set: &mut HeaderSet, nvcc: &Nvcc, sites: &[PathBuf]) {
 
 /// The runtime's release of an include folder: `CUDART_VERSION` of its `cuda_runtime_api.h`.
 pub(crate) fn runtime_release(include: &std::path::Path) -> Option<(u32, u32)> {
-    std::fs::read_to_string(include.join("cuda_runtime_api.h"))
+    header_release(&include.join("cuda_runtime_api.h"))
+}
+
+/// `CUDART_VERSION` of one `cuda_runtime_api.h` as (major, minor).
+fn header_release(header: &std::path::Path) -> Option<(u32, u32)> {
+    std::fs::read_to_string(header)
         .ok()
         .and_then(|t| cudart_version(&t))
 }
