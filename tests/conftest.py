@@ -182,9 +182,27 @@ def wheelhouse(tmp_path_factory) -> Path:
     given = os.environ.get("CUDAWHEEL_WHEELHOUSE")
     if given:
         assert list(Path(given).glob("cudawheel-*.whl")), f"no cudawheel wheel in {given}"
-        return Path(given)
+        return content_addressed(Path(given), tmp_path_factory.getbasetemp())
     out = tmp_path_factory.mktemp("wheelhouse")
     run(["bash", REPO / "scripts/build-backend.sh", out])
+    return content_addressed(out, tmp_path_factory.getbasetemp())
+
+
+def content_addressed(given: Path, base: Path) -> Path:
+    """The wheels under `given` copied into a folder named by their content. uv takes a
+    find-links wheel for immutable (its file name is its identity) and installs the copy it
+    cached from the same folder on an earlier run: CI's checkout path never changes, so a
+    backend built from a newer commit under the same name was installed as an older one."""
+    wheels = sorted(given.rglob("cudawheel-*.whl"))
+    digest = hashlib.sha256()
+    for wheel in wheels:
+        digest.update(str(wheel.relative_to(given)).encode() + b"\0" + wheel.read_bytes())
+    out = base / f"wheelhouse-{digest.hexdigest()[:16]}"
+    for wheel in wheels:
+        target = out / wheel.relative_to(given)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(wheel, target)
     return out
 
 
