@@ -20,7 +20,7 @@ import shutil
 import pytest
 from test_wrap import DATA, gpu_code
 
-from conftest import Wheel, clean_env, make_venv, readelf_dynamic, run, uv, uv_env
+from conftest import Wheel, clean_env, make_venv, readelf_dynamic, run, toolkit_home, uv, uv_env
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +129,43 @@ def test_gpu_code_with_the_static_runtime_takes_the_builds_major(wheelhouse, tmp
     wheel = Wheel(whl)
     assert not [r for r in wheel.field("Requires-Dist") if r.startswith("nvidia-")], wheel.field("Requires-Dist")
     assert "own_archs/_k.py" in wheel.names, wheel.names
+
+
+def test_a_project_written_for_cuda_12_builds_with_a_system_cuda_12(wheelhouse, backend_python, tmp_path):
+    """tests/data/wrap-cuda12, shaped like isoext (a CMake project for CUDA 12 whose build loads
+    the module it just built, as nanobind's stubgen does), built by `pip wheel` with a system
+    CUDA 12.4 toolkit in the layout NVIDIA installs (`CUDA_HOME`, the project's installer): the
+    toolkit folder takes that nvcc, CMake identifies it (its static runtime, nvvm/libdevice),
+    the build-tree module loads `libcudart.so.12` (the shared runtime cudawheel chose comes with
+    `CMAKE_BUILD_RPATH`; before, `ImportError: libcudart.so.12`), and the wheel is a CUDA 12
+    one: `-cu12`, NEEDED `libcudart.so.12` through `$ORIGIN` into `nvidia-cuda-runtime-cu12`,
+    which it requires, and it imports in a fresh venv from that wheel."""
+    cu12 = toolkit_home(12)
+    py = make_venv(tmp_path / "v")
+    project = shutil.copytree(DATA / "wrap-cuda12", tmp_path / "p")
+    proc = run([py, "-m", "pip", "wheel", "-v", "--no-deps", "-w", tmp_path / "out", project,
+                "--config-settings", "archs=80"],
+               env=clean_env(PIP_FIND_LINKS=wheelhouse, CUDA_HOME=cu12), timeout=1800, check=False)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-4000:]
+    assert re.search(r"wrapping scikit_build_core\.build: CUDA 12\.4\.\d+ toolkit folder", log), log[-4000:]
+    assert "The CUDA compiler identification is NVIDIA 12.4" in log, log[-4000:]
+    assert "imported in the build tree: " in log, log[-4000:]
+    (whl,) = (tmp_path / "out").glob("*.whl")
+    assert re.fullmatch(r"wrap_cuda12_cu12-0\.1\.0-cp311-cp311-manylinux_2_\d+_x86_64\.whl", whl.name), whl.name
+    wheel = Wheel(whl)
+    (ext,) = [n for n in wheel.names if re.fullmatch(r"wrap_cuda12/_k\.cudawheel-ext.*\.so", n)]
+    dyn = readelf_dynamic(wheel.extract(ext, tmp_path / "x"))
+    assert "libcudart.so.12" in dyn["NEEDED"], dyn
+    assert dyn["RPATH"] == ["$ORIGIN/../nvidia/cuda_runtime/lib"], dyn
+    assert [r for r in wheel.field("Requires-Dist") if r.startswith("nvidia-")] == \
+        ["nvidia-cuda-runtime-cu12>=12.0,<13"], wheel.field("Requires-Dist")
+    code = gpu_code(backend_python, whl)["gpu_code"]
+    assert [c["sass"] for f, c in code.items() if "_k" in f] == [["sm_80"]], code
+    venv = tmp_path / "iv"
+    run([uv(), "venv", "-q", "-p", py, venv], env=uv_env(wheelhouse))
+    run([uv(), "pip", "install", "-q", "-p", venv / "bin/python", whl], env=uv_env(wheelhouse))
+    out = run([venv / "bin/python", "-c", "import wrap_cuda12._k as k; print(k.runtime_version() // 1000); "
+               "print(*[l.split()[-1] for l in open('/proc/self/maps') if 'libcudart' in l][:1])"],
+              cwd=tmp_path, env=clean_env()).stdout.split()
+    assert out[0] == "12" and out[1].endswith("/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"), out

@@ -69,6 +69,10 @@ class Entry:
     # pyproject.toml: "torch", as docs/how-to/wrap-a-build.md's setuptools section shows).
     requires: list[str] = field(default_factory=list)
     python: str = ""  # the CPython to build with where the project needs another than this one ("3.12")
+    # The CUDA major of a project written for an older one ("12"): built with a system toolkit of
+    # that major (pip has none), the one scripts/env/install-cuda.sh makes, given as CUDA_HOME as
+    # docs/how-to/wrap-a-build.md tells users with a toolkit in /usr/local/cuda-12.x.
+    cuda: str = ""
 
 
 ENTRIES = [
@@ -84,6 +88,10 @@ ENTRIES = [
     # nanobind (stable ABI, split mode with nanobind-backend), thrust with --extended-lambda.
     Entry("isoext", "scikit_build_core.build", sdist="isoext==1.0.0",
           what="scikit-build-core, CMake, nanobind (stable ABI)", imports=["isoext"]),
+    # The same, written for CUDA 12 (CCCL 2's thrust::make_tuple): a system CUDA 12.4 toolkit.
+    Entry("isoext-cuda12", "scikit_build_core.build", sdist="isoext==1.0.0",
+          what="scikit-build-core, CMake, nanobind (stable ABI); system CUDA 12.4", imports=["isoext"],
+          cuda="12"),
     # setup.py + aksetup's configure (siteconf.py): CUDA_ROOT from nvcc on PATH; links -lcuda
     # (from lib64/stubs) and -lcurand, builds its shipped Boost.Python; host code only.
     Entry("pycuda", "setuptools.build_meta:__legacy__", sdist="pycuda==2026.1",
@@ -373,11 +381,12 @@ def tool_uv(env) -> str:
 def own_build(entry: Entry, archs: str, wheelhouse: Path, work: Path) -> str:
     """The project's own build (pyproject untouched) with cudawheel's toolkit folder and archs
     from `python -m cudawheel env`, newest pip, isolation on. Its time, or its error."""
-    env = base_env(wheelhouse, **entry.env)
+    env = base_env(wheelhouse, **entry.env, **system_toolkit(entry))
     tools = work / "own-venv"
     py = make_venv(tools, "pip", env, entry.python)
-    subprocess.run([py, "-m", "pip", "install", "-q", "cudawheel", "cuda-toolkit[nvcc,cccl,cudart]>=13,<14",
-                    *(f"cuda-toolkit[{x}]>=13,<14" for x in entry.libraries)], env=env, check=True)
+    pip_toolkit = [] if entry.cuda else ["cuda-toolkit[nvcc,cccl,cudart]>=13,<14",
+                                         *(f"cuda-toolkit[{x}]>=13,<14" for x in entry.libraries)]
+    subprocess.run([py, "-m", "pip", "install", "-q", "cudawheel", *pip_toolkit], env=env, check=True)
     src = unpack(entry, work / "own-src", work.parent / "sdists", env)
     rc, out, _ = run([py, "-m", "cudawheel", "env", "--json", "-C", f"archs={archs}"], env=env, cwd=src)
     if rc != 0:
@@ -393,9 +402,18 @@ def own_build(entry: Entry, archs: str, wheelhouse: Path, work: Path) -> str:
     return f"{dt:.0f} s" if rc == 0 else f"fails ({dt:.0f} s): `{error_line(out)}`"
 
 
+def system_toolkit(entry: Entry) -> dict[str, str]:
+    """CUDA_HOME for an entry built with a system toolkit of its major, else nothing."""
+    if not entry.cuda:
+        return {}
+    proc = subprocess.run(["bash", ROOT / "scripts/env/install-cuda.sh", entry.cuda,
+                           CACHE / f"toolchains/cu{entry.cuda}"], check=True, capture_output=True, text=True)
+    return {"CUDA_HOME": proc.stdout.strip().splitlines()[-1]}
+
+
 def build_one(entry: Entry, frontend: str, args, work: Path) -> dict:
     row = {"project": entry.name, "source": entry.sdist or str(entry.path), "frontend": frontend}
-    env = base_env(args.wheelhouse, **entry.env)
+    env = base_env(args.wheelhouse, **entry.env, **system_toolkit(entry))
     suffix = f"-py{entry.python}" if entry.python else ""
     py = make_venv(WORK / f"frontend-{frontend}{suffix}", frontend, env, entry.python)
     row["frontend"] = f"pip {pip_version(py)}" if frontend.startswith("pip") else "uv"

@@ -13,20 +13,19 @@
 #       never touched) and unpacked with `dpkg -x` (not installed). Headers and libcudart come
 #       from NVIDIA's wheels of the same major.minor (`nvidia-cuda-runtime-cu1X`, crt/ headers
 #       from `nvidia-cuda-nvcc-cu1X`), `pip install --target PREFIX/py`.
-#       The toolkit root is PREFIX itself:
-#         bin/nvcc       wrapper script that execs the real nvcc (never a symlink: nvcc reads
-#                        nvcc.profile next to the path it was invoked by); the profile, written
-#                        by this script, points nvcc at cicc/ptxas/libdevice, the wheel headers
-#                        (cuda_runtime.h, crt/host_config.h...) and the wheel's libcudart dir
-#         bin/cuobjdump  wrapper for the .deb's cuobjdump (--list-elf/--list-ptx/-elf/-ptx; -sass needs
-#                        nvdisasm, which is dropped here and absent from the 13 wheels too)
-#         include ->     py/nvidia/cuda_runtime/include    (cuda_runtime_api.h...)
-#         lib64, lib ->  py/nvidia/cuda_runtime/lib        (libcudart.so.11.0 / libcudart.so.12)
+#       The toolkit root is PREFIX itself, in an installed toolkit's layout (/usr/local/cuda-X.Y):
+#         bin/nvcc         the real nvcc (a hard link into deb/), bin/nvcc.profile beside it
+#                          (TOP = bin/..), ptxas, nvlink, fatbinary, cudafe++, cuobjdump (-sass
+#                          needs nvdisasm, dropped here and absent from the 13 wheels too)
+#         nvvm/bin/cicc, nvvm/libdevice
+#         include/         the runtime, crt/ and CCCL headers of the wheels
+#         lib64/ (lib ->)  libcudart.so.11.0 / libcudart.so.12 and the linker name libcudart.so;
+#                          12: libcudart_static.a, libcudadevrt.a (Debian's nvidia-cuda-dev)
 #       Host compiler: 11 needs g++-11 (nvcc 11.8 rejects gcc 12, and gcc 12's <random> breaks it
 #       even with -allow-unsupported-compiler): apt-installed when missing; use
 #       `-ccbin g++-11` / CUDAHOSTCXX=g++-11. 12 uses the system g++ 12.
-#       Link the runtime with `--cudart none -L ROOT/lib64 -l:libcudart.so.11.0` (resp. .12):
-#       the wheels ship no unversioned libcudart.so and no libcudart_static.a.
+#       11 has no libcudart_static.a: link its runtime with `--cudart shared` or
+#       `--cudart none -L ROOT/lib64 -l:libcudart.so.11.0`.
 # Idempotent (a stamp records what was installed; an interrupted install is redone from scratch;
 # a lock serialises concurrent runs on one PREFIX). Logs on stderr.
 # Last line of stdout: the toolkit root.
@@ -63,11 +62,18 @@ esac
 # ---- 11 / 12: Debian .deb (nvcc & co.) + NVIDIA wheels (headers, libcudart) ----
 ROOT="$PREFIX"
 STAMP="$PREFIX/.cudawheel-toolchain"
-LAYOUT=1  # bump when the layout below changes: finished prefixes are then rebuilt
+LAYOUT=2  # bump when the layout below changes: finished prefixes are then rebuilt
 # CCCL (thrust/cub/libcu++, incl. <nv/target> that CUDA 12's cuda_fp16.h includes) is part of
 # every real toolkit; its wheel completes ours.
 SPEC=("nvidia-cuda-runtime-cu$MAJOR==$MM.*" "nvidia-cuda-nvcc-cu$MAJOR==$MM.*" "nvidia-cuda-cccl-cu$MAJOR==$MM.*")
-WANT="cu$MAJOR layout=$LAYOUT deb=$SUITE/nvidia-cuda-toolkit ${SPEC[*]}"
+# The static runtime (libcudart_static.a, libcudadevrt.a: what nvcc links by default; CMake's
+# CUDA compiler identification links both whatever CMAKE_CUDA_RUNTIME_LIBRARY says) is in no
+# CUDA 12.4 wheel (the runtime wheel has it from 12.9 on, and nvlink 12.4 refuses a 12.9
+# libcudadevrt.a): 12 takes the three archives out of Debian's nvidia-cuda-dev of the same
+# release (a 0.9 GB .deb, read once, nothing else kept). 11 goes without (native builds only).
+DEV_DEB=""
+if [[ $MAJOR == 12 ]]; then DEV_DEB=nvidia-cuda-dev; fi
+WANT="cu$MAJOR layout=$LAYOUT deb=$SUITE/nvidia-cuda-toolkit ${DEV_DEB:+$DEV_DEB(static runtime)} ${SPEC[*]}"
 
 ensure_host_cxx() {
   if command -v "$HOSTCXX" >/dev/null 2>&1; then return; fi
@@ -118,7 +124,7 @@ fi
 log "installing CUDA $MM into $ROOT"
 WORK="$PREFIX/.work"
 rm -f "$STAMP"
-rm -rf "$WORK" "$PREFIX/deb" "$PREFIX/py" "$PREFIX/bin" "$PREFIX/include" "$PREFIX/lib" "$PREFIX/lib64"
+rm -rf "$WORK" "$PREFIX/deb" "$PREFIX/py" "$PREFIX/static" "$PREFIX/bin" "$PREFIX/include" "$PREFIX/lib" "$PREFIX/lib64"
 # the Debian archive this machine's apt already uses (first URIs: line of its deb822 sources)
 MIRROR=${DEBIAN_MIRROR:-$( (sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null || true) \
                           | grep -v security | head -n1 || true)}
@@ -151,22 +157,18 @@ log "nvidia-cuda-toolkit $DEBVER from $SUITE non-free"
 dpkg -x "$DEB" "$PREFIX/deb"
 PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install -q --disable-pip-version-check --retries 5 --timeout 60 \
   --no-deps --target "$PREFIX/py" "${SPEC[@]}" >&2
+if [[ -n $DEV_DEB ]]; then
+  (cd "$WORK/debs" && apt-get "${APTOPT[@]}" -q download "$DEV_DEB" >&2)
+  mkdir -p "$PREFIX/static"
+  dpkg-deb --fsys-tarfile "$WORK"/debs/"$DEV_DEB"_*.deb \
+    | tar -x -C "$PREFIX/static" --strip-components=4 ./usr/lib/x86_64-linux-gnu/libcudart_static.a \
+        ./usr/lib/x86_64-linux-gnu/libcudadevrt.a ./usr/lib/x86_64-linux-gnu/libculibos.a
+  rm -f "$WORK"/debs/"$DEV_DEB"_*.deb
+fi
 
 REAL="$PREFIX/deb/usr/lib/nvidia-cuda-toolkit/bin"   # nvcc, cicc; ptxas & co. in deb/usr/bin
-# Debian ships nvcc.profile as an ABSOLUTE symlink to /etc/nvcc.profile: remove it first (never
-# write through it), then write a prefix-relative profile (the tree stays relocatable).
+# Debian's nvcc.profile is an ABSOLUTE symlink to /etc/nvcc.profile: never read or written here.
 rm -f "$REAL/nvcc.profile" "$PREFIX/deb/etc/nvcc.profile"
-cat > "$REAL/nvcc.profile" <<'EOF'
-# written by install-cuda.sh; _HERE_ = PREFIX/deb/usr/lib/nvidia-cuda-toolkit/bin
-TOP = $(_HERE_)/../../..
-NVVMIR_LIBRARY_DIR = $(TOP)/lib/nvidia-cuda-toolkit/libdevice
-PATH += $(_HERE_):$(TOP)/bin:
-INCLUDES += "-I$(TOP)/../../py/nvidia/cuda_runtime/include" "-I$(TOP)/../../py/nvidia/cuda_nvcc/include" "-I$(TOP)/../../py/nvidia/cuda_cccl/include" $(_SPACE_)
-LIBRARIES =+ $(_SPACE_) "-L$(TOP)/../../py/nvidia/cuda_runtime/lib"
-EOF
-# $REAL/g++ and $REAL/gcc are Debian wrappers, first in nvcc's PATH, that run the newest g++ this
-# nvcc supports (11: g++-11; 12: g++-13, else g++-12): kept, so plain `nvcc` and `-ccbin g++`
-# work too; only an absolute `-ccbin /usr/bin/g++` reaches gcc 12 with nvcc 11.8 (and fails).
 
 if [[ -z "${KEEP_ALL:-}" ]]; then  # drop big files nvcc never runs (nvdisasm alone is ~50 MB)
   rm -rf "$PREFIX/deb/usr/bin/nvdisasm" "$PREFIX/deb/usr/bin/compute-sanitizer" \
@@ -176,16 +178,52 @@ if [[ -z "${KEEP_ALL:-}" ]]; then  # drop big files nvcc never runs (nvdisasm al
          "$PREFIX/py/nvidia/cuda_nvcc/bin" "$PREFIX/py/nvidia/cuda_nvcc/nvvm"
 fi
 
-mkdir -p "$PREFIX/bin"
-wrap() {  # wrap NAME REAL-PATH-RELATIVE-TO-ROOT: a relocatable script that execs the real tool
-  printf '#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\nexec "$here/../%s" "$@"\n' "$2" > "$PREFIX/bin/$1"
-  chmod +x "$PREFIX/bin/$1"
-}
-wrap nvcc deb/usr/lib/nvidia-cuda-toolkit/bin/nvcc
-wrap cuobjdump deb/usr/bin/cuobjdump
-ln -sfn py/nvidia/cuda_runtime/include "$PREFIX/include"
-ln -sfn py/nvidia/cuda_runtime/lib "$PREFIX/lib64"
-ln -sfn py/nvidia/cuda_runtime/lib "$PREFIX/lib"
+# The standard layout of an installed toolkit (/usr/local/cuda-X.Y), as builds that find a
+# system toolkit expect it (CMake's enable_language(CUDA) and FindCUDAToolkit, torch's
+# CUDA_HOME, a toolkit folder merged from it): bin/nvcc a real file (not a script, not a
+# symbolic link: nvcc reads the nvcc.profile beside the path it was started from, and CMake
+# resolves links) with that profile; nvvm/bin/cicc and nvvm/libdevice (CMake finds the
+# library root from NVVMIR_LIBRARY_DIR); include/ and lib64/ holding everything in one place,
+# lib64/libcudart.so the linker name.
+rm -rf "$PREFIX/bin" "$PREFIX/nvvm" "$PREFIX/include" "$PREFIX/lib64" "$PREFIX/lib" "$PREFIX/hostcc"
+mkdir -p "$PREFIX/bin" "$PREFIX/nvvm/bin" "$PREFIX/include" "$PREFIX/lib64" "$PREFIX/hostcc"
+ln "$REAL/nvcc" "$PREFIX/bin/nvcc" 2>/dev/null || cp "$REAL/nvcc" "$PREFIX/bin/nvcc"
+for tool in "$PREFIX"/deb/usr/bin/*; do
+  name=$(basename "$tool")
+  [[ $name == nvcc ]] || ln -s "../deb/usr/bin/$name" "$PREFIX/bin/$name"
+done
+ln -s ../deb/usr/lib/nvidia-cuda-toolkit/bin/crt "$PREFIX/bin/crt"  # link.stub, prelink.stub
+ln -s ../../deb/usr/lib/nvidia-cuda-toolkit/bin/cicc "$PREFIX/nvvm/bin/cicc"
+ln -s ../deb/usr/lib/nvidia-cuda-toolkit/libdevice "$PREFIX/nvvm/libdevice"
+# Debian's g++/gcc scripts run the newest g++ this nvcc supports (11: g++-11; 12: g++-13, else
+# g++-12): first on nvcc's PATH, so plain `nvcc` and `-ccbin g++` work; only an absolute
+# `-ccbin /usr/bin/g++` reaches gcc 12 with nvcc 11.8 (and fails). Apart from bin/, so that
+# PREFIX/bin on a PATH changes no one's g++.
+ln -s ../deb/usr/lib/nvidia-cuda-toolkit/bin/g++ ../deb/usr/lib/nvidia-cuda-toolkit/bin/gcc "$PREFIX/hostcc/"
+for part in cuda_runtime cuda_nvcc cuda_cccl; do
+  for entry in "$PREFIX/py/nvidia/$part/include"/*; do
+    name=$(basename "$entry")
+    [[ $name == __* || -e $PREFIX/include/$name ]] || ln -s "../py/nvidia/$part/include/$name" "$PREFIX/include/$name"
+  done
+done
+ln -s "../py/nvidia/cuda_runtime/lib/$SONAME" "$PREFIX/lib64/$SONAME"
+ln -s "$SONAME" "$PREFIX/lib64/libcudart.so"
+for a in "$PREFIX"/static/*.a; do
+  if [[ -e $a ]]; then ln -s "../static/$(basename "$a")" "$PREFIX/lib64/"; fi
+done
+ln -s ../py/nvidia/cuda_cccl/lib/cmake "$PREFIX/lib64/cmake"
+ln -s lib64 "$PREFIX/lib"
+cat > "$PREFIX/bin/nvcc.profile" <<'PROFILE'
+# written by install-cuda.sh; _HERE_ = the folder nvcc was started from (TOOLKIT/bin)
+TOP = $(_HERE_)/..
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+LD_LIBRARY_PATH += $(TOP)/lib64:
+PATH += $(TOP)/hostcc:$(TOP)/nvvm/bin:$(_HERE_):
+INCLUDES += "-I$(TOP)/include" $(_SPACE_)
+LIBRARIES =+ $(_SPACE_) "-L$(TOP)/lib64/stubs" "-L$(TOP)/lib64"
+CUDAFE_FLAGS +=
+PTXAS_FLAGS +=
+PROFILE
 
 verify
 rm -rf "$WORK"

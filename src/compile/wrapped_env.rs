@@ -270,7 +270,12 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
     };
     let archs = (!i.backend_sets_archs && !i.archs.0.is_empty()).then_some(i.archs.0.as_str());
     let existing = i.env.get("CMAKE_ARGS").map(String::as_str);
-    vars.push(("CMAKE_ARGS".into(), cmake_args(existing, runtime, archs)));
+    let lib64 = i.toolkit.root.join("lib64");
+    let build_rpath = matches!(i.cudart, Cudart::Shared).then_some(lib64.as_path());
+    vars.push((
+        "CMAKE_ARGS".into(),
+        cmake_args(existing, runtime, archs, build_rpath),
+    ));
     let jobs = parallelism(i.jobs, i.max_memory).to_string();
     for var in ["CMAKE_BUILD_PARALLEL_LEVEL", "MAX_JOBS"] {
         if i.env.get(var).is_none_or(|v| v.is_empty()) {
@@ -280,13 +285,24 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
     BuildEnv { vars }
 }
 
-/// `CMAKE_ARGS`: the caller's, then what it does not already say: the CUDA runtime, and the
-/// archs as `CMAKE_CUDA_ARCHITECTURES`. `CUDAARCHS` only initialises that variable when CUDA is
+/// `CMAKE_ARGS`: the caller's, then what it does not already say: the CUDA runtime, the
+/// toolkit folder's `lib64` as `CMAKE_BUILD_RPATH` with the shared runtime (`build_rpath`), and
+/// the archs as `CMAKE_CUDA_ARCHITECTURES`. The shared runtime is cudawheel's choice where the
+/// project's own build links the static one, so a build that loads what it just built (nanobind's
+/// stubgen imports each module) must find `libcudart.so.N`: the build tree's RPATH names the
+/// folder, the installed files never carry it (CMake swaps in the install RPATH, the repair
+/// sets its own), and nothing else in the build sees it (no `LD_LIBRARY_PATH`, which would put
+/// the folder's runtime before a framework's own in every process the build starts). `CUDAARCHS` only initialises that variable when CUDA is
 /// enabled, and a project that picks its own default under `if(NOT DEFINED
 /// CMAKE_CUDA_ARCHITECTURES)` before (ggml, llama.cpp's) would never see it; a definition on
 /// the command line is the override such a project asks for. A project that sets the variable
 /// unconditionally still wins (the built-archs line then says so).
-fn cmake_args(existing: Option<&str>, runtime: &str, archs: Option<&str>) -> String {
+fn cmake_args(
+    existing: Option<&str>,
+    runtime: &str,
+    archs: Option<&str>,
+    build_rpath: Option<&Path>,
+) -> String {
     let mut out = existing.unwrap_or_default().to_string();
     let mut add = |arg: String| {
         if !out.is_empty() {
@@ -296,6 +312,17 @@ fn cmake_args(existing: Option<&str>, runtime: &str, archs: Option<&str>) -> Str
     };
     if !existing.is_some_and(|a| a.contains("CMAKE_CUDA_RUNTIME_LIBRARY")) {
         add(format!("-DCMAKE_CUDA_RUNTIME_LIBRARY={runtime}"));
+    }
+    if let Some(dir) =
+        build_rpath.filter(|_| !existing.is_some_and(|a| a.contains("CMAKE_BUILD_RPATH")))
+    {
+        // Quoted for the shell-like split scikit-build-core and setuptools' CMake helpers make.
+        let dir = dir.display().to_string();
+        if dir.contains(char::is_whitespace) {
+            add(format!("'-DCMAKE_BUILD_RPATH={dir}'"));
+        } else {
+            add(format!("-DCMAKE_BUILD_RPATH={dir}"));
+        }
     }
     if let Some(archs) =
         archs.filter(|_| !existing.is_some_and(|a| a.contains("CMAKE_CUDA_ARCHITECTURES")))
@@ -321,16 +348,23 @@ mod tests {
 
     #[test]
     fn cmake_args_say_the_runtime_and_the_archs_unless_already_said() {
+        let lib64 = Path::new("/p/build/cudawheel/toolkit/lib64");
         assert_eq!(
-            cmake_args(None, "Shared", Some("90-real;90-virtual")),
-            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual"
+            cmake_args(None, "Shared", Some("90-real;90-virtual"), Some(lib64)),
+            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCMAKE_BUILD_RPATH=/p/build/cudawheel/toolkit/lib64 -DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual"
+        );
+        assert_eq!(
+            cmake_args(None, "Shared", None, Some(Path::new("/a b/lib64"))),
+            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared '-DCMAKE_BUILD_RPATH=/a b/lib64'"
         );
         // Control: the caller's own definitions are kept and not repeated.
-        let mine =
-            "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static";
-        assert_eq!(cmake_args(Some(mine), "Shared", Some("90-real")), mine);
+        let mine = "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static -DCMAKE_BUILD_RPATH=/x";
         assert_eq!(
-            cmake_args(Some("-DX=1"), "Static", None),
+            cmake_args(Some(mine), "Shared", Some("90-real"), Some(lib64)),
+            mine
+        );
+        assert_eq!(
+            cmake_args(Some("-DX=1"), "Static", None, None),
             "-DX=1 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static"
         );
     }
