@@ -53,6 +53,7 @@ NEEDS_BY_MODULE = {
     "test_dist": {"service", "cuda"}, "test_sccache": {"service", "cuda"},
     "test_free_threaded": {"interpreter", "cuda"}, "test_jax": {"jax", "cuda"},
     "test_torch": {"torch", "cuda"}, "test_torch_stable": {"torch", "cuda"},
+    "test_multi_major_torch": {"torch", "cuda"},
 }
 # Measured with `bash scripts/test.sh --durations=0` on a cold 2-core machine: modules whose
 # fixtures build for over a minute, then single tests over 8 s in the other modules (those

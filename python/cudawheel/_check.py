@@ -39,7 +39,8 @@ def _chosen(sources):
                if name.endswith("._cuda_select")}
     choices = {}
     for package, (name, text, origin) in selects.items():
-        _, select = _load(name, text, origin, package)
+        # torch's import stays: a package of torch extensions loads the build of torch's CUDA.
+        _, select = _load(name, text, origin, package, keep_torch=True)
         major, reason = select.choice()
         choices[package] = {"cuda_choice": {"majors": list(select.MAJORS), "major": major, "reason": reason}}
     out = []
@@ -58,13 +59,15 @@ def _chosen(sources):
     return out
 
 
-def _load(name, text, origin, owner):
+def _load(name, text, origin, owner, keep_torch=False):
     """(what its messages name, the helper `text` as module `name`). torch's import, there to
-    load torch's libraries, is left out: the check needs none."""
+    load torch's libraries, is left out of a helper (the check needs none), kept in
+    `_cuda_select` (`keep_torch`: torch's CUDA is what it chooses by)."""
     module = types.ModuleType(name)
     module.__package__ = name.rpartition(".")[0]
     module.__file__ = origin
-    text = text.replace("\nimport torch  # noqa: F401\n", "\n")
+    if not keep_torch:
+        text = text.replace("\nimport torch  # noqa: F401\n", "\n")
     exec(compile(text, origin, "exec"), module.__dict__)
     return getattr(module, "_OWNER", owner), module
 

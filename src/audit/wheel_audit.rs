@@ -396,7 +396,7 @@ fn needed_violations(
         match nvidia_entry(lib) {
             Some(entry) => {
                 let dists: Vec<&str> = entry.wheels.iter().flatten().map(|w| w.dist).collect();
-                if !dists.iter().any(|d| declared.contains(*d)) {
+                if !dists.iter().any(|d| declared.contains(*d)) && !torch_brings_it(member, r, declared) {
                     violations.push(v(
                         format!("needs {lib}, but Requires-Dist declares none of {}", dists.join(", ")),
                         "let cudawheel declare it: list the library in `cuda-libraries` (and keep `cuda-deps` at \"required\" or \"extra\")",
@@ -427,6 +427,17 @@ fn needed_violations(
         }
     }
     violations
+}
+
+/// One major's build of a torch extension in a wheel holding several CUDA majors (its file
+/// named for the major, `_C.cudawheel-cu12.abi3.so`), in a wheel that declares torch: its
+/// loader imports torch first and loads the build of torch's CUDA, whose libraries torch's own
+/// requirements install (PyPI's torch pins NVIDIA's wheels of its CUDA). The RPATH must still
+/// reach their folder.
+fn torch_brings_it(member: &str, r: &ElfReport, declared: &BTreeSet<String>) -> bool {
+    crate::plan::part_major(member).is_some()
+        && declared.contains(crate::bindings::torch::DIST)
+        && r.needed.iter().any(|n| crate::bindings::torch::provides(n))
 }
 
 /// `name==1.2.3`: one exact version (what a binding wheel of `split = "library"` requires of

@@ -370,16 +370,34 @@ fn floor_of(v: &Version) -> (u64, u64) {
     )
 }
 
-/// The version a file name carries after `.so.`: `libcufft.so.11.2.1.3` -> (11, 2);
-/// `libcublas.so.13` -> (13, 0).
-fn file_version(path: &Path) -> Option<(u64, u64)> {
+/// The version a file name carries after `.so.`: a release's file `libcufft.so.11.2.1.3` ->
+/// (11, Some(2)); a file named by its SONAME (`libcublas.so.13`, `libcudart.so.11.0`: NVIDIA's
+/// wheels' names, whose second number is not the release's minor) -> (major, None).
+fn file_version(path: &Path) -> Option<(u64, Option<u64>)> {
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let name = real.file_name()?.to_string_lossy().into_owned();
     let (_, tail) = name.split_once(".so.")?;
-    let mut parts = tail.split('.').map(|p| p.parse::<u64>());
-    let major = parts.next()?.ok()?;
-    let minor = parts.next().and_then(Result::ok).unwrap_or(0);
-    Some((major, minor))
+    let parts: Vec<u64> = tail
+        .split('.')
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let major = *parts.first()?;
+    Some((major, parts.get(1).copied().filter(|_| parts.len() >= 3)))
+}
+
+/// The floor of a library found outside NVIDIA's wheels: the version its file name carries;
+/// a name with the major only (`libcudart.so.12`, as NVIDIA's wheels and a toolkit made from
+/// them name it) takes the toolkit's minor when the majors agree (the runtime is the toolkit's
+/// release), else `.0`; no version at all, the toolkit's.
+fn outside_floor(path: Option<&Path>, toolkit: (u32, u32)) -> (u64, u64) {
+    let toolkit = (u64::from(toolkit.0), u64::from(toolkit.1));
+    match path.and_then(file_version) {
+        Some((major, Some(minor))) => (major, minor),
+        Some((major, None)) if major == toolkit.0 => toolkit,
+        Some((major, None)) => (major, 0),
+        None => toolkit,
+    }
 }
 
 /// Finds one library. `need_static`: also require its static libraries (device linking).
@@ -522,11 +540,10 @@ fn found(
                 })
             }
             (_, Some(pkg)) => {
-                let floor = files
-                    .shared
-                    .first()
-                    .and_then(|s| file_version(&s.path))
-                    .unwrap_or((toolkit_version.0.into(), toolkit_version.1.into()));
+                let floor = outside_floor(
+                    files.shared.first().map(|s| s.path.as_path()),
+                    toolkit_version,
+                );
                 Some(Provider {
                     dist: pkg.clone(),
                     floor,
@@ -676,14 +693,28 @@ mod tests {
         std::os::unix::fs::symlink(&real, dir.path().join("libcufft.so.11")).unwrap();
         assert_eq!(
             file_version(&dir.path().join("libcufft.so.11")),
-            Some((11, 2))
+            Some((11, Some(2)))
         );
         std::fs::write(dir.path().join("libcublas.so.13"), b"").unwrap();
         assert_eq!(
             file_version(&dir.path().join("libcublas.so.13")),
-            Some((13, 0))
+            Some((13, None))
         );
         assert_eq!(file_version(Path::new("/x/libfoo.so")), None);
+        std::fs::write(dir.path().join("libcudart.so.11.0"), b"").unwrap();
+        let cudart11 = dir.path().join("libcudart.so.11.0");
+        assert_eq!(file_version(&cudart11), Some((11, None)));
+        assert_eq!(outside_floor(Some(&cudart11), (11, 8)), (11, 8));
+        // Floors: the file's own version; the major alone takes the toolkit's minor if the
+        // majors agree (a CUDA 12.4 toolkit's libcudart.so.12: 12.4, not 12.0), else `.0`.
+        let cufft = dir.path().join("libcufft.so.11");
+        assert_eq!(outside_floor(Some(&cufft), (12, 4)), (11, 2));
+        std::fs::write(dir.path().join("libcudart.so.12"), b"").unwrap();
+        let cudart = dir.path().join("libcudart.so.12");
+        assert_eq!(outside_floor(Some(&cudart), (12, 4)), (12, 4));
+        let cublas = dir.path().join("libcublas.so.13");
+        assert_eq!(outside_floor(Some(&cublas), (12, 4)), (13, 0));
+        assert_eq!(outside_floor(None, (12, 4)), (12, 4));
     }
 
     #[test]

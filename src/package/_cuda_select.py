@@ -15,13 +15,16 @@ from the CUDA already in the process or installed, in this order (the first that
 7. else the highest major built.
 
 ``choice()`` returns ``(major, reason)``; ``python -m cudawheel check`` prints both. The build of a
-major not chosen is never loaded. Nothing here initialises CUDA.
+major not chosen is never loaded. Nothing here initialises CUDA. A package of torch extensions
+imports torch here first, so that its CUDA decides.
 """
 
 import ctypes
 import os
 import sys
 import threading
+
+# @IMPORT_FIRST@
 
 #: The CUDA majors this package holds a build of, lowest first.
 MAJORS = ()  # @MAJORS@

@@ -38,7 +38,7 @@ pub(super) fn build(
         .into());
     }
     let resolved = resolve_parts(req, parts)?;
-    let Some(dist) = dist_of(&resolved) else {
+    let Some(dist) = dist_of(&resolved)? else {
         return Ok(Vec::new());
     };
     check_prepared_dist(&dist.info(), metadata_dir)?;
@@ -114,8 +114,11 @@ fn major_of(r: &Resolved) -> u32 {
 }
 
 /// The one wheel's `.dist-info` from every major's build.
-fn dist_of(resolved: &[Resolved]) -> Option<Dist> {
-    let base = Dist::of(&resolved.last()?.dist_info());
+fn dist_of(resolved: &[Resolved]) -> Result<Option<Dist>, ConfigError> {
+    let Some(last) = resolved.last() else {
+        return Ok(None);
+    };
+    let base = Dist::of(&last.dist_info());
     let per_major = resolved
         .iter()
         .map(|r| {
@@ -127,21 +130,23 @@ fn dist_of(resolved: &[Resolved]) -> Option<Dist> {
             )
         })
         .collect();
-    Some(combine(base, per_major))
+    combine(base, per_major).map(Some)
 }
 
 /// `base` (the newest build's `.dist-info`: the project's name, no major in it) with every
 /// major's framework requirements (each once) and, without a framework, each major's NVIDIA
 /// wheels under its extra. `per_major`: (major, NVIDIA requirements, framework requirements).
-fn combine(mut base: Dist, per_major: Vec<(u32, Vec<String>, Vec<String>)>) -> Dist {
-    base.framework_requires.clear();
-    for (_, _, framework) in &per_major {
-        for req in framework {
-            if !base.framework_requires.contains(req) {
-                base.framework_requires.push(req.clone());
-            }
-        }
-    }
+fn combine(
+    mut base: Dist,
+    per_major: Vec<(u32, Vec<String>, Vec<String>)>,
+) -> Result<Dist, ConfigError> {
+    let frameworks: Vec<Vec<String>> = per_major.iter().map(|(_, _, f)| f.clone()).collect();
+    base.framework_requires =
+        several::framework_requires(&frameworks).map_err(|reqs| ConfigError::Unsupported {
+            key: "tool.cudawheel.cuda".into(),
+            what: format!("one wheel of builds that need {reqs} (no one requirement holds them all)"),
+            instead: "write the extension against torch's stable ABI (`torch-stable-abi`), whose builds join into one range, or build one wheel per major (`-C cuda=12`, `-C cuda=13`)".into(),
+        })?;
     base.cuda_requires.clear();
     base.cuda_by_major = match base.framework_requires.is_empty() {
         true => per_major
@@ -151,7 +156,7 @@ fn combine(mut base: Dist, per_major: Vec<(u32, Vec<String>, Vec<String>)>) -> D
         // torch / jax extensions: the framework brings its own CUDA runtime.
         false => Vec::new(),
     };
-    base
+    Ok(base)
 }
 
 /// `prepare_metadata_for_build_wheel` for a `cuda` list: every major resolved, the one
@@ -162,7 +167,7 @@ pub(crate) fn write_metadata(
     metadata_dir: &Path,
 ) -> Result<String, Error> {
     let resolved = resolve_parts(req, parts)?;
-    let Some(dist) = dist_of(&resolved) else {
+    let Some(dist) = dist_of(&resolved)? else {
         return Ok(String::new());
     };
     let info = dist.info();
@@ -204,19 +209,45 @@ mod tests {
                 (12, cu12.clone(), Vec::new()),
                 (13, cu13.clone(), Vec::new()),
             ],
-        );
+        )
+        .unwrap();
         let text = plain.info().metadata();
         assert!(text.contains("Requires-Dist: nvidia-cuda-runtime-cu12>=12.4,<13; extra == \"cu12\"\nRequires-Dist: nvidia-cuda-runtime>=13.5,<14; extra == \"cu13\"\nProvides-Extra: cu12\nProvides-Extra: cu13\n"), "{text}");
         assert_eq!(text.matches("Requires-Dist:").count(), 2, "{text}");
         // torch extensions: torch's pin (once), no NVIDIA wheel, no extra.
         let torch = vec!["torch>=2.9,<2.10".to_string()];
-        let framework = combine(dist(), vec![(12, cu12, torch.clone()), (13, cu13, torch)]);
+        let framework = combine(
+            dist(),
+            vec![(12, cu12.clone(), torch.clone()), (13, cu13.clone(), torch)],
+        )
+        .unwrap();
         let text = framework.info().metadata();
         assert!(text.contains("Requires-Dist: torch>=2.9,<2.10\n"), "{text}");
         assert_eq!(text.matches("Requires-Dist:").count(), 1, "{text}");
         assert!(
             !text.contains("nvidia") && !text.contains("Provides-Extra"),
             "{text}"
+        );
+        // A stable-ABI extension: each build's torch range, joined.
+        let (t12, t13) = (
+            vec!["torch>=2.10,<2.11".to_string()],
+            vec!["torch>=2.11".to_string()],
+        );
+        let stable = combine(
+            dist(),
+            vec![(12, cu12.clone(), t12), (13, cu13.clone(), t13)],
+        );
+        let text = stable.unwrap().info().metadata();
+        assert!(text.contains("Requires-Dist: torch>=2.10\n"), "{text}");
+        // Control: pinned builds of two torch minors make no one wheel.
+        let (p12, p13) = (
+            vec!["torch==2.10.*".to_string()],
+            vec!["torch==2.15.*".to_string()],
+        );
+        let err = combine(dist(), vec![(12, cu12, p12), (13, cu13, p13)]).unwrap_err();
+        assert!(
+            err.to_string().contains("torch==2.10.* and torch==2.15.*"),
+            "{err}"
         );
     }
 }

@@ -325,6 +325,16 @@ fn part_infix(major: u32) -> String {
     format!(".cudawheel-cu{major}")
 }
 
+/// The CUDA major a file of a wheel holding several majors is built for, from its name
+/// (`pkg/_core.cudawheel-cu12.abi3.so`: 12); `None` for any other file.
+pub(crate) fn part_major(file: &str) -> Option<u32> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let (_, rest) = name.split_once(".cudawheel-cu")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let major = digits.parse().ok()?;
+    rest[digits.len()..].starts_with('.').then_some(major)
+}
+
 /// The loader of the extension `module` in a wheel holding several CUDA majors (`pkg/_core.py`).
 pub(crate) fn loader_path(module: &str) -> String {
     format!("{}.py", module.replace('.', "/"))
@@ -684,6 +694,19 @@ fn discover(python_source: &Path, build_dir: &Path) -> BTreeSet<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_major_of_a_part_file_is_read_from_its_name() {
+        assert_eq!(part_major("pkg/_core.cudawheel-cu12.abi3.so"), Some(12));
+        assert_eq!(
+            part_major("_C.cudawheel-cu13.cpython-311-x86_64-linux-gnu.so"),
+            Some(13)
+        );
+        // Controls: a single-major extension, and lookalikes.
+        assert_eq!(part_major("pkg/_core.abi3.so"), None);
+        assert_eq!(part_major("pkg/_core.cudawheel-ext.abi3.so"), None);
+        assert_eq!(part_major("pkg/_core.cudawheel-cu12abi3.so"), None);
+    }
 
     #[test]
     fn discovery_finds_importable_packages_and_leaves_out_the_rest() {

@@ -176,17 +176,14 @@ pub(crate) fn build_requirements(
     env: &toolchain::Env,
     python: &PythonInfo,
 ) -> Result<Vec<String>, Error> {
-    // A `cuda` list: every major's requirements, each once, in the order the majors ask.
+    // A `cuda` list: every major's requirements, each once, in the order the majors ask; torch
+    // once, the highest major's (one torch builds every major of a stable-ABI extension).
     if let crate::config::CudaChoice::Several(majors) = tool.cuda.value {
-        let mut reqs: Vec<String> = Vec::new();
-        for major in majors.iter() {
-            for r in build_requirements(&tool.for_major(major), env, python)? {
-                if !reqs.contains(&r) {
-                    reqs.push(r);
-                }
-            }
-        }
-        return Ok(reqs);
+        let per_major = majors
+            .iter()
+            .map(|major| build_requirements(&tool.for_major(major), env, python))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(merge_majors(per_major));
     }
     let mut toolkit = toolchain::toolkit_request(tool, env, python)?;
     if let Some(pin) = bindings::toolkit_pin(tool, &python.sys_path, &toolkit) {
@@ -203,6 +200,26 @@ pub(crate) fn build_requirements(
     Ok(reqs)
 }
 
+/// Each major's build requirements (lowest major first) as one list: each once, and torch's
+/// only from the highest major that asks for it.
+fn merge_majors(per_major: Vec<Vec<String>>) -> Vec<String> {
+    let is_torch = |r: &String| {
+        r.strip_prefix(bindings::torch::DIST).is_some_and(|rest| {
+            !rest.starts_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_')
+        })
+    };
+    let last_torch = per_major.iter().rposition(|reqs| reqs.iter().any(is_torch));
+    let mut out: Vec<String> = Vec::new();
+    for (i, reqs) in per_major.into_iter().enumerate() {
+        for r in reqs {
+            if (!is_torch(&r) || Some(i) == last_torch) && !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
 /// `build_requirements` for the toolkit already chosen.
 pub(crate) fn requirements_for(
     tool: &ToolConfig,
@@ -212,4 +229,34 @@ pub(crate) fn requirements_for(
     reqs.extend(libraries::build_requirements(tool, toolkit));
     reqs.extend(toolchain::tool_requirements(tool));
     reqs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_majors;
+
+    #[test]
+    fn several_majors_ask_for_one_torch_the_highest_majors() {
+        let v = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let merged = merge_majors(vec![
+            v(&["torch>=2.10,<2.11,==2.*", "setuptools", "ninja"]),
+            v(&[
+                "torch>=2.11,<3,==2.*",
+                "cuda-toolkit[nvcc]>=13,<14",
+                "ninja",
+            ]),
+        ]);
+        assert_eq!(
+            merged,
+            v(&[
+                "setuptools",
+                "ninja",
+                "torch>=2.11,<3,==2.*",
+                "cuda-toolkit[nvcc]>=13,<14"
+            ])
+        );
+        // Control: a distribution whose name starts with torch's is not torch.
+        let merged = merge_majors(vec![v(&["torchvision", "torch==2.10.*"]), v(&["numpy"])]);
+        assert_eq!(merged, v(&["torchvision", "torch==2.10.*", "numpy"]));
+    }
 }

@@ -265,14 +265,23 @@ pub(crate) fn apply(target: &mut TargetPlan, info: &TorchInfo) {
     }
 }
 
+/// The CUDA target `check_cuda` looks at: its key, and whether it is a stable-ABI one.
+pub(crate) struct CudaTarget<'a> {
+    pub(crate) key: &'a str,
+    pub(crate) stable: bool,
+}
+
 /// nvcc against `torch.version.cuda`: another major is an error, another minor a warning
-/// (returned); CUDA sources with a CPU-only torch are an error.
+/// (returned); CUDA sources with a CPU-only torch are an error. A stable-ABI target shares no
+/// C++ type and no CUDA runtime with the torch that builds it: its build for another major
+/// (`cuda = ["12", "13"]` in one environment) is said, not refused; its requirement then asks
+/// for the torch releases of that major (`stable::torch_range`).
 pub(crate) fn check_cuda(
     info: &TorchInfo,
     nvcc: &Nvcc,
-    cuda_target: Option<&str>,
+    cuda_target: Option<CudaTarget<'_>>,
 ) -> Result<Option<String>, BindingsError> {
-    let Some(key) = cuda_target else {
+    let Some(CudaTarget { key, stable }) = cuda_target else {
         return Ok(None);
     };
     let Some((major, minor)) = info.cuda_version() else {
@@ -281,6 +290,13 @@ pub(crate) fn check_cuda(
             torch_version: info.version.clone(),
         });
     };
+    if major != nvcc.major && stable {
+        crate::ui::status(&format!(
+            "torch {} here is built for CUDA {major}; the CUDA {} build of the stable-ABI extension uses its headers only and runs beside the torch releases built for CUDA {}",
+            info.version, nvcc.major, nvcc.major
+        ));
+        return Ok(None);
+    }
     if major != nvcc.major {
         return Err(BindingsError::TorchCudaMajor {
             nvcc: nvcc.full_version.clone(),
@@ -305,11 +321,16 @@ pub(crate) fn for_build(
     plan: &BuildPlan,
     nvcc: &Nvcc,
 ) -> Result<BTreeMap<String, FoundLibrary>, BindingsError> {
+    // A pinned target (torch's C++ ABI) decides; a stable-ABI one only when there is none.
     let cuda_target = plan
         .targets
         .iter()
-        .find(|t| t.bindings == Bindings::Torch && t.sources.iter().any(|s| s.lang == Lang::Cuda))
-        .map(|t| t.key.as_str());
+        .filter(|t| t.bindings == Bindings::Torch && t.sources.iter().any(|s| s.lang == Lang::Cuda))
+        .min_by_key(|t| t.torch_stable_abi.is_some())
+        .map(|t| CudaTarget {
+            key: &t.key,
+            stable: t.torch_stable_abi.is_some(),
+        });
     if let Some(warning) = check_cuda(info, nvcc, cuda_target)? {
         crate::ui::warn(&warning);
     }
@@ -632,9 +653,22 @@ mod tests {
 
     #[test]
     fn cuda_major_must_match_minor_warns() {
-        let key = Some("tool.cudawheel.extension[0]");
-        assert!(check_cuda(&info(), &nvcc(13, 2), key).unwrap().is_none());
-        let warning = check_cuda(&info(), &nvcc(13, 0), key).unwrap().unwrap();
+        let target = |stable| {
+            Some(CudaTarget {
+                key: "tool.cudawheel.extension[0]",
+                stable,
+            })
+        };
+        let key = target(false);
+        assert!(check_cuda(&info(), &nvcc(13, 2), target(false))
+            .unwrap()
+            .is_none());
+        // A stable-ABI target of another major is said, not refused (control: the pinned one).
+        assert!(check_cuda(&info(), &nvcc(12, 4), target(true))
+            .unwrap()
+            .is_none());
+        let key2 = target(false);
+        let warning = check_cuda(&info(), &nvcc(13, 0), key2).unwrap().unwrap();
         assert!(
             warning.contains("13.0") && warning.contains("13.2"),
             "{warning}"
@@ -649,7 +683,11 @@ mod tests {
         let mut cpu = info();
         cpu.cuda = None;
         assert!(matches!(
-            check_cuda(&cpu, &nvcc(13, 2), key),
+            check_cuda(&cpu, &nvcc(13, 2), target(false)),
+            Err(BindingsError::TorchWithoutCuda { .. })
+        ));
+        assert!(matches!(
+            check_cuda(&cpu, &nvcc(12, 4), target(true)),
             Err(BindingsError::TorchWithoutCuda { .. })
         ));
     }
