@@ -47,6 +47,7 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
     let settings = RepairSettings::from_tool(&w.tool, w.variant.clone())
         .with_python(req.python.clone())
         .with_cuda_major(Some(p.cuda_major))
+        .with_toolkit_release(release_of(&p.nvcc_version))
         .with_epoch(w.source_date_epoch);
     let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|source| {
         Error::WrappedRepair {
@@ -242,6 +243,12 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// `(12, 4)` of nvcc's `12.4.131`.
+fn release_of(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version.split('.').map(str::parse::<u32>);
+    Some((parts.next()?.ok()?, parts.next()?.ok()?))
 }
 
 #[cfg(test)]

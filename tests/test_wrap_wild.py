@@ -139,7 +139,8 @@ def test_a_project_written_for_cuda_12_builds_with_a_system_cuda_12(wheelhouse, 
     the build-tree module loads `libcudart.so.12` (the shared runtime cudawheel chose comes with
     `CMAKE_BUILD_RPATH`; before, `ImportError: libcudart.so.12`), and the wheel is a CUDA 12
     one: `-cu12`, NEEDED `libcudart.so.12` through `$ORIGIN` into `nvidia-cuda-runtime-cu12`,
-    which it requires, and it imports in a fresh venv from that wheel."""
+    which it requires from the release its nvcc compiled against (12.4; no runtime wheel is
+    installed where the build runs), and it imports in a fresh venv from that wheel."""
     cu12 = toolkit_home(12)
     py = make_venv(tmp_path / "v")
     project = shutil.copytree(DATA / "wrap-cuda12", tmp_path / "p")
@@ -159,7 +160,7 @@ def test_a_project_written_for_cuda_12_builds_with_a_system_cuda_12(wheelhouse, 
     assert "libcudart.so.12" in dyn["NEEDED"], dyn
     assert dyn["RPATH"] == ["$ORIGIN/../nvidia/cuda_runtime/lib"], dyn
     assert [r for r in wheel.field("Requires-Dist") if r.startswith("nvidia-")] == \
-        ["nvidia-cuda-runtime-cu12>=12.0,<13"], wheel.field("Requires-Dist")
+        ["nvidia-cuda-runtime-cu12>=12.4,<13"], wheel.field("Requires-Dist")
     code = gpu_code(backend_python, whl)["gpu_code"]
     assert [c["sass"] for f, c in code.items() if "_k" in f] == [["sm_80"]], code
     venv = tmp_path / "iv"

@@ -90,8 +90,9 @@ ENTRIES = [
           what="scikit-build-core, CMake, nanobind (stable ABI)", imports=["isoext"]),
     # The same, written for CUDA 12 (CCCL 2's thrust::make_tuple): a system CUDA 12.4 toolkit.
     Entry("isoext-cuda12", "scikit_build_core.build", sdist="isoext==1.0.0",
-          what="scikit-build-core, CMake, nanobind (stable ABI); system CUDA 12.4", imports=["isoext"],
-          cuda="12"),
+          what="scikit-build-core, CMake, nanobind (stable ABI); system CUDA 12.4",
+          # `import isoext` needs torch, which the project does not declare: its extension alone.
+          imports=["isoext.isoext_ext"], bare_parent=True, cuda="12"),
     # setup.py + aksetup's configure (siteconf.py): CUDA_ROOT from nvcc on PATH; links -lcuda
     # (from lib64/stubs) and -lcurand, builds its shipped Boost.Python; host code only.
     Entry("pycuda", "setuptools.build_meta:__legacy__", sdist="pycuda==2026.1",

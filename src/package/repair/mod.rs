@@ -64,6 +64,10 @@ pub(crate) struct RepairSettings {
     pub(crate) cuda_major: Option<u32>,
     /// `SOURCE_DATE_EPOCH`, as `config::source_date_epoch` read it.
     pub(crate) epoch: Option<u64>,
+    /// The release of the nvcc that built the wheel (wrap mode): the floor of the CUDA runtime
+    /// of its major when no runtime wheel is installed where the repair runs (a system
+    /// toolkit's build: `libcudart.so.12` compiled by 12.4 needs the 12.4 runtime, not 12.0).
+    pub(crate) toolkit_release: Option<(u32, u32)>,
 }
 
 impl RepairSettings {
@@ -82,6 +86,7 @@ impl RepairSettings {
             python: None,
             cuda_major: None,
             epoch: None,
+            toolkit_release: None,
         }
     }
 
@@ -105,12 +110,19 @@ impl RepairSettings {
             python: None,
             cuda_major: None,
             epoch: None,
+            toolkit_release: None,
         }
     }
 
     /// The interpreter the repaired wheel is for and that runs the tools.
     pub(crate) fn with_python(mut self, python: PythonInfo) -> Self {
         self.python = Some(python);
+        self
+    }
+
+    /// The release of the nvcc that built the wheel (`RepairSettings::toolkit_release`).
+    pub(crate) fn with_toolkit_release(mut self, release: Option<(u32, u32)>) -> Self {
+        self.toolkit_release = release;
         self
     }
 

@@ -149,10 +149,15 @@ impl Needs {
         let mut nvidia = BTreeMap::new();
         for soname in &nvidia_sonames {
             let Some(major) = major else { break };
-            let (n, installed) = nvidia_for(soname, major, &sys_path)?;
+            let (n, installed) = nvidia_for(soname, major, &sys_path, settings.toolkit_release)?;
             if !installed {
+                let from = if n.provider.floor.1 > 0 {
+                    "the release of the nvcc that built it"
+                } else {
+                    "the SONAME's major"
+                };
                 status.push(format!(
-                    "{soname}: no {} installed here, so its requirement's floor is the SONAME's major ({})",
+                    "{soname}: no {} installed here, so its requirement's floor is {from} ({})",
                     n.provider.dist,
                     n.provider.requirement()
                 ));
@@ -426,6 +431,7 @@ fn nvidia_for(
     soname: &str,
     major: u32,
     sys_path: &[PathBuf],
+    toolkit: Option<(u32, u32)>,
 ) -> Result<(Nvidia, bool), RepairError> {
     let layout = nvidia_entry(soname)
         .and_then(|e| e.wheel(major))
@@ -439,7 +445,16 @@ fn nvidia_for(
             let r = v.release();
             Some((*r.first()?, r.get(1).copied().unwrap_or(0)))
         });
-    let floor = installed.unwrap_or((soname_major(soname), 0));
+    // Not installed here: the SONAME's major, or for the runtime of the building nvcc's major,
+    // that nvcc's release (the runtime API it compiled against).
+    let floor = installed.unwrap_or_else(|| match toolkit {
+        Some((m, minor))
+            if soname.starts_with("libcudart.so.") && u64::from(m) == soname_major(soname) =>
+        {
+            (u64::from(m), u64::from(minor))
+        }
+        _ => (soname_major(soname), 0),
+    });
     let n = Nvidia {
         site_dir,
         provider: Provider {
@@ -591,6 +606,22 @@ fn ld_so_conf(file: &Path, depth: u32) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runtime_not_installed_takes_the_building_nvccs_release() {
+        let floor = |soname, toolkit| {
+            nvidia_for(soname, 12, &[], toolkit)
+                .unwrap()
+                .0
+                .provider
+                .floor
+        };
+        assert_eq!(floor("libcudart.so.12", Some((12, 4))), (12, 4));
+        // Controls: no nvcc known (a standalone repair), another library, another major.
+        assert_eq!(floor("libcudart.so.12", None), (12, 0));
+        assert_eq!(floor("libcublas.so.12", Some((12, 4))), (12, 0));
+        assert_eq!(floor("libcudart.so.12", Some((13, 2))), (12, 0));
+    }
 
     #[test]
     fn origin_entries_inside_the_wheel_only() {
