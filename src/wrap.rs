@@ -47,7 +47,7 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
     let settings = RepairSettings::from_tool(&w.tool, w.variant.clone())
         .with_python(req.python.clone())
         .with_cuda_major(Some(p.cuda_major))
-        .with_toolkit_release(release_of(&p.nvcc_version))
+        .with_toolkit_release(Some((p.cuda_major, p.cuda_minor)))
         .with_epoch(w.source_date_epoch);
     let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|source| {
         Error::WrappedRepair {
@@ -170,7 +170,10 @@ pub(crate) fn wrapped_requires(
         )?);
         reqs.extend(repair::TOOL_REQUIREMENTS.iter().map(|r| r.to_string()));
         for tool in build_tools(&w.backend) {
-            if !reqs.iter().any(|r| requirement_name(r) == *tool) {
+            if !reqs
+                .iter()
+                .any(|r| crate::config::requirement_name(r) == *tool)
+            {
                 reqs.push(tool.to_string());
             }
         }
@@ -231,24 +234,10 @@ fn hook_env(w: &Wrapped, req: &Request<'_>, build_dir: &Path, hook: &str) -> Bui
     }
 }
 
-/// `ninja>=1.11` -> `ninja`.
-fn requirement_name(req: &str) -> &str {
-    let end = req
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
-        .unwrap_or(req.len());
-    &req[..end]
-}
-
 fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// `(12, 4)` of nvcc's `12.4.131`.
-fn release_of(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.split('.').map(str::parse::<u32>);
-    Some((parts.next()?.ok()?, parts.next()?.ok()?))
 }
 
 #[cfg(test)]
@@ -280,13 +269,5 @@ mod tests {
         // Nothing kept.
         let empty = tempfile::tempdir().unwrap();
         assert_eq!(kept_wheel(&empty.path().join("demo-0.1.0.dist-info")), None);
-    }
-
-    #[test]
-    fn requirement_names_drop_their_versions_and_markers() {
-        assert_eq!(requirement_name("ninja>=1.11"), "ninja");
-        assert_eq!(requirement_name("ninja"), "ninja");
-        assert_eq!(requirement_name("cuda-toolkit[nvcc]>=13"), "cuda-toolkit");
-        assert_eq!(requirement_name("ninja; sys_platform != 'win32'"), "ninja");
     }
 }

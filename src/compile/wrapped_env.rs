@@ -49,6 +49,8 @@ pub(crate) struct Prepared {
     /// nvcc's CUDA major: the repair's, for GPU code that links no libcudart by SONAME (the
     /// static runtime).
     pub(crate) cuda_major: u32,
+    /// nvcc's minor: with the major, the release whose runtime API the build compiled against.
+    pub(crate) cuda_minor: u32,
     /// The `-gencode` pairs `archs` asked for (handed over as CUDAARCHS and
     /// TORCH_CUDA_ARCH_LIST), to compare with what was built.
     pub(crate) gencodes: Vec<crate::plan::arch::Gencode>,
@@ -111,6 +113,7 @@ pub(crate) fn plan(
         build_dir,
         nvcc_version: tc.nvcc.full_version.clone(),
         cuda_major: tc.nvcc.major,
+        cuda_minor: tc.nvcc.minor,
         gencodes,
     })
 }

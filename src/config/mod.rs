@@ -35,7 +35,9 @@ pub(crate) use layered::{suggest, Overrides, TORCH_ARCHS_ENV};
 pub(crate) use majors::Part;
 pub(crate) use origin::{Origin, Sourced};
 pub(crate) use paths::{expand_glob, inside_project};
-pub(crate) use project::{name_problem as requirement_problem, License, Person, Project};
+pub(crate) use project::{
+    name_problem as requirement_problem, requirement_name, License, Person, Project,
+};
 pub(crate) use values::{Glibc, AARCH64_MANYLINUX, MAX_WHEEL_SIZE, OLDEST_MANYLINUX};
 
 /// Everything stage 1 produces.

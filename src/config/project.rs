@@ -322,6 +322,15 @@ fn parse_requirements(key: &str, reqs: Vec<String>) -> Result<Vec<Requirement>, 
         .collect()
 }
 
+/// The distribution a requirement names, as written: `ninja>=1.11` -> `ninja`,
+/// `cuda-toolkit[nvcc]>=13` -> `cuda-toolkit`.
+pub(crate) fn requirement_name(req: &str) -> &str {
+    let end = req
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'))
+        .unwrap_or(req.len());
+    &req[..end]
+}
+
 /// pep508_rs 0.9 panics (`PackageName`/`ExtraName` "validation should match PEP 508 parsing")
 /// on a package or extra name that ends in `.`, `-` or `_` and is followed by more text, e.g.
 /// `"foo.*"`, `"foo- >=1"`, `"foo[bar.]"` (found by fuzzing, tests/fuzz-regressions/config/).
@@ -523,6 +532,16 @@ fn expand_license_globs(root: &Path, globs: &[String]) -> Result<Vec<PathBuf>, C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requirement_names_drop_their_versions_and_markers() {
+        assert_eq!(requirement_name("ninja>=1.11"), "ninja");
+        assert_eq!(requirement_name("ninja"), "ninja");
+        assert_eq!(requirement_name("cuda-toolkit[nvcc]>=13"), "cuda-toolkit");
+        assert_eq!(requirement_name("ninja; sys_platform != 'win32'"), "ninja");
+        // A name that starts with another's is its own.
+        assert_eq!(requirement_name("torchvision>=0.20"), "torchvision");
+    }
 
     fn license_files_of(root: &Path, extra: &str) -> Vec<PathBuf> {
         let text = format!("name = \"demo\"\nversion = \"1\"\n{extra}");

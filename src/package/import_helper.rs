@@ -165,7 +165,7 @@ pub(crate) fn with_modules(text: &str, modules: &[Module]) -> String {
     text.replace("    # @MODULES@\n", &table)
 }
 
-const TORCH_FIRST: &str = "# torch first: it loads its own libraries and the CUDA libraries it pins.\nimport torch  # noqa: F401\n\n";
+pub(crate) const TORCH_FIRST: &str = "# torch first: it loads its own libraries and the CUDA libraries it pins.\nimport torch  # noqa: F401\n\n";
 
 /// The helper's source: a real Python module (linted with the rest), whose marked lines
 /// `render` and `with_loads` fill. Each marker is valid Python as it stands, and is replaced

@@ -203,11 +203,7 @@ pub(crate) fn build_requirements(
 /// Each major's build requirements (lowest major first) as one list: each once, and torch's
 /// only from the highest major that asks for it.
 fn merge_majors(per_major: Vec<Vec<String>>) -> Vec<String> {
-    let is_torch = |r: &String| {
-        r.strip_prefix(bindings::torch::DIST).is_some_and(|rest| {
-            !rest.starts_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_')
-        })
-    };
+    let is_torch = |r: &String| crate::config::requirement_name(r) == bindings::torch::DIST;
     let last_torch = per_major.iter().rposition(|reqs| reqs.iter().any(is_torch));
     let mut out: Vec<String> = Vec::new();
     for (i, reqs) in per_major.into_iter().enumerate() {

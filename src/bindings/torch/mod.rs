@@ -659,7 +659,6 @@ mod tests {
                 stable,
             })
         };
-        let key = target(false);
         assert!(check_cuda(&info(), &nvcc(13, 2), target(false))
             .unwrap()
             .is_none());
@@ -667,13 +666,14 @@ mod tests {
         assert!(check_cuda(&info(), &nvcc(12, 4), target(true))
             .unwrap()
             .is_none());
-        let key2 = target(false);
-        let warning = check_cuda(&info(), &nvcc(13, 0), key2).unwrap().unwrap();
+        let warning = check_cuda(&info(), &nvcc(13, 0), target(false))
+            .unwrap()
+            .unwrap();
         assert!(
             warning.contains("13.0") && warning.contains("13.2"),
             "{warning}"
         );
-        let err = check_cuda(&info(), &nvcc(12, 4), key).unwrap_err();
+        let err = check_cuda(&info(), &nvcc(12, 4), target(false)).unwrap_err();
         let text = err.to_string();
         assert!(
             text.contains("12.4.1") && text.contains("CUDA 13.2"),
