@@ -283,6 +283,14 @@ fn cli_repair(
     Ok(py.detach(|| printed(cli::repair(&wheels, wheel_dir, &p, cuda, name_suffix))))
 }
 
+/// `gate_launch(argv) -> exit status`: the compiler launcher of a wrapped build
+/// (`compile::gate`): waits for memory, runs `argv`, records its peak. The GIL is released
+/// while it waits and the compile runs.
+#[pyfunction]
+fn gate_launch(py: Python<'_>, argv: Vec<String>) -> i32 {
+    py.detach(|| crate::compile::gate::launch(&argv))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(get_requires_for_build_wheel, m)?)?;
@@ -291,6 +299,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare_metadata_for_build_wheel, m)?)?;
     m.add_function(wrap_pyfunction!(prepare_metadata_for_build_editable, m)?)?;
     m.add_function(wrap_pyfunction!(build_wheel, m)?)?;
+    m.add_function(wrap_pyfunction!(gate_launch, m)?)?;
     m.add_function(wrap_pyfunction!(build_editable, m)?)?;
     m.add_function(wrap_pyfunction!(build_sdist, m)?)?;
     m.add_function(wrap_pyfunction!(cli_wheel, m)?)?;

@@ -41,6 +41,12 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
         env: &p.env,
     };
     let (wheel, nvcc_lines) = inner.build_logged("build_wheel", &dir.join("wheel"), &w.passed)?;
+    if let Some(g) = &p.gate {
+        let limit = g.limit.as_ref().map(|l| (l.bytes, l.source.as_str()));
+        if let Some(line) = crate::compile::gate::summary(&g.dir, limit) {
+            ui::status(&line);
+        }
+    }
     // `native` on a builder with no GPU: nvcc only warns and builds its default arch.
     built_archs::check_native(&w.backend, &nvcc_lines, &p.gencodes)?;
     // The build's CUDA major, for GPU code with the static runtime (no libcudart by SONAME).

@@ -268,7 +268,9 @@ impl Job {
 
 /// Waits for `child` with `wait4`, which also reports its peak memory: the largest max RSS
 /// (KiB) of the child and of the descendants it waited for (nvcc's cicc, ptxas, ...).
-fn wait_with_peak(child: &mut std::process::Child) -> std::io::Result<(ExitStatus, u64)> {
+pub(crate) fn wait_with_peak(
+    child: &mut std::process::Child,
+) -> std::io::Result<(ExitStatus, u64)> {
     use std::os::unix::process::ExitStatusExt;
     let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
     loop {

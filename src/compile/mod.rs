@@ -6,9 +6,11 @@
 //! `build-dir/compile_commands.json` for editors (`compile_db`).
 //!
 //! Wrap mode's build is another backend's: `wrapped` runs its hooks in a child process,
-//! `wrapped_env` works out the environment that hands it cudawheel's toolkit and choices.
+//! `wrapped_env` works out the environment that hands it cudawheel's toolkit and choices, and
+//! `gate` admits its compiles by memory (the compiler launcher) and records their peaks.
 
 mod compile_db;
+pub(crate) mod gate;
 pub(crate) mod graph;
 mod includes;
 pub(crate) mod incremental;

@@ -79,7 +79,7 @@ impl Options<'_> {
 
 /// Expected peak memory of a step never measured here: nvcc (per thread) and other steps.
 pub(crate) const NVCC_ESTIMATE: u64 = 1 << 30;
-const OTHER_ESTIMATE: u64 = 256 << 20;
+pub(crate) const OTHER_ESTIMATE: u64 = 256 << 20;
 
 /// nvcc's `--threads` for a compile starting now: the free slots shared among the nvcc
 /// compiles ready to start (this one included), at least 1.

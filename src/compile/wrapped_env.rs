@@ -2,12 +2,15 @@
 //! env`) cudawheel's choices: the toolkit folder (`CUDACXX`, `CUDA_HOME`, `CUDA_PATH`,
 //! `CUDAToolkit_ROOT`), the archs (`CUDAARCHS` for CMake, `TORCH_CUDA_ARCH_LIST` for torch),
 //! the host compiler (`CUDAHOSTCXX`; `CXX`/`CC` when `host-compiler` is set), the compiler
-//! launcher (`CMAKE_<LANG>_COMPILER_LAUNCHER` and its own variables) and the parallelism the
-//! memory admission allows (`CMAKE_BUILD_PARALLEL_LEVEL`, torch's `MAX_JOBS`).
+//! launcher (`CMAKE_<LANG>_COMPILER_LAUNCHER` and its own variables), the memory admission
+//! (`gate`, first in CMake's compiler launchers, with `CMAKE_BUILD_PARALLEL_LEVEL` at `jobs`)
+//! and, for builds no launcher reaches (torch's `MAX_JOBS`), the parallelism memory allows at
+//! the estimate.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::gate;
 use super::memory::MemoryLimit;
 use super::schedule::NVCC_ESTIMATE;
 use crate::config::wrapped::Wrapped;
@@ -25,6 +28,11 @@ pub(crate) enum EnvError {
     Toolchain(#[from] ToolchainError),
     #[error(transparent)]
     Arch(#[from] ArchError),
+    #[error("cannot write the memory admission's launcher in {path}: {source}")]
+    Gate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 impl Hint for EnvError {
@@ -33,6 +41,9 @@ impl Hint for EnvError {
             EnvError::Config(e) => e.hints(),
             EnvError::Toolchain(e) => e.hints(),
             EnvError::Arch(e) => e.hints(),
+            EnvError::Gate { .. } => {
+                vec!["`tool.cudawheel.build-dir` must be a folder the build can write to".into()]
+            }
         }
     }
 }
@@ -54,6 +65,15 @@ pub(crate) struct Prepared {
     /// The `-gencode` pairs `archs` asked for (handed over as CUDAARCHS and
     /// TORCH_CUDA_ARCH_LIST), to compare with what was built.
     pub(crate) gencodes: Vec<crate::plan::arch::Gencode>,
+    /// The memory admission of the build's compiles (`gate`), once `prepare` installed it.
+    pub(crate) gate: Option<GateSetup>,
+}
+
+/// A wrapped build's memory gate: its folder and the limit it admits under.
+#[derive(Debug)]
+pub(crate) struct GateSetup {
+    pub(crate) dir: PathBuf,
+    pub(crate) limit: Option<MemoryLimit>,
 }
 
 /// Finds the toolchain, makes the toolkit folder in `build-dir/toolkit` and works out the
@@ -67,6 +87,18 @@ pub(crate) fn prepare(
     let p = plan(w, &tc, env, python)?;
     toolkit_dir::make(&p.toolkit.root, &tc.nvcc, python).map_err(ToolchainError::from)?;
     toolkit_dir::driver_stub(&p.toolkit.root, &tc.host).map_err(ToolchainError::from)?;
+    let mut p = p;
+    if let Some(exe) = &python.executable {
+        let dir = p.build_dir.join("memory");
+        let launcher = gate::install(&dir, exe).map_err(|source| EnvError::Gate {
+            path: dir.clone(),
+            source,
+        })?;
+        let limit = MemoryLimit::new(w.tool.max_memory);
+        p.env
+            .add_gate(&launcher, &dir, limit.as_ref(), w.tool.jobs_or_cores(), env);
+        p.gate = Some(GateSetup { dir, limit });
+    }
     Ok(p)
 }
 
@@ -115,6 +147,7 @@ pub(crate) fn plan(
         cuda_major: tc.nvcc.major,
         cuda_minor: tc.nvcc.minor,
         gencodes,
+        gate: None,
     })
 }
 
@@ -184,6 +217,51 @@ pub(crate) struct BuildEnv {
 }
 
 impl BuildEnv {
+    /// Puts the memory gate (`launcher`, its folder `dir`) in front of each compile CMake
+    /// starts: first in `CMAKE_<LANG>_COMPILER_LAUNCHER`, before a launcher cudawheel or the
+    /// caller set (then marked `--chained`: that launcher's server runs the compiler, out of
+    /// the gate's sight). The gate bounds the memory, so CMake's parallelism is `jobs` again
+    /// (where cudawheel set it), not the static bound of `parallelism`. torch's `MAX_JOBS`
+    /// keeps that bound: its builds take no launcher.
+    fn add_gate(
+        &mut self,
+        launcher: &Path,
+        dir: &Path,
+        limit: Option<&MemoryLimit>,
+        jobs: usize,
+        caller: &BTreeMap<String, String>,
+    ) {
+        let launcher = launcher.display().to_string();
+        for lang in ["CUDA", "CXX", "C"] {
+            let key = format!("CMAKE_{lang}_COMPILER_LAUNCHER");
+            let after = self
+                .vars
+                .iter()
+                .rev()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+                .or_else(|| caller.get(&key).cloned())
+                .filter(|v| !v.is_empty());
+            let value = match after {
+                Some(after) => format!("{launcher};--chained;{after}"),
+                None => launcher.clone(),
+            };
+            self.vars.retain(|(k, _)| *k != key);
+            self.vars.push((key, value));
+        }
+        self.vars
+            .push((gate::DIR_VAR.into(), dir.display().to_string()));
+        if let Some(limit) = limit {
+            self.vars
+                .push((gate::LIMIT_VAR.into(), limit.bytes.to_string()));
+        }
+        for (k, v) in &mut self.vars {
+            if k == "CMAKE_BUILD_PARALLEL_LEVEL" {
+                *v = jobs.to_string();
+            }
+        }
+    }
+
     /// `NAME=value, ...` of the variables that point at CUDA, for messages.
     pub(crate) fn cuda_summary(&self) -> String {
         let wanted = ["CUDACXX", "CUDA_HOME", "CUDAToolkit_ROOT", "CUDAARCHS"];
@@ -370,6 +448,47 @@ mod tests {
             cmake_args(Some("-DX=1"), "Static", None, None),
             "-DX=1 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static"
         );
+    }
+
+    #[test]
+    fn the_gate_goes_first_in_each_compiler_launcher_and_cmake_gets_every_slot() {
+        let mut env = BuildEnv {
+            vars: vec![
+                ("CMAKE_CUDA_COMPILER_LAUNCHER".into(), "/bin/sccache".into()),
+                ("CMAKE_BUILD_PARALLEL_LEVEL".into(), "3".into()),
+                ("MAX_JOBS".into(), "3".into()),
+            ],
+        };
+        let caller = BTreeMap::from([("CMAKE_CXX_COMPILER_LAUNCHER".into(), "ccache".into())]);
+        let limit = MemoryLimit {
+            bytes: 6 << 30,
+            source: "max-memory".into(),
+        };
+        env.add_gate(
+            Path::new("/b/memory/launch"),
+            Path::new("/b/memory"),
+            Some(&limit),
+            16,
+            &caller,
+        );
+        let get = |k: &str| var(&env, k).map(String::from);
+        assert_eq!(
+            get("CMAKE_CUDA_COMPILER_LAUNCHER").as_deref(),
+            Some("/b/memory/launch;--chained;/bin/sccache")
+        );
+        assert_eq!(
+            get("CMAKE_CXX_COMPILER_LAUNCHER").as_deref(),
+            Some("/b/memory/launch;--chained;ccache")
+        );
+        assert_eq!(
+            get("CMAKE_C_COMPILER_LAUNCHER").as_deref(),
+            Some("/b/memory/launch")
+        );
+        assert_eq!(get("CUDAWHEEL_GATE").as_deref(), Some("/b/memory"));
+        assert_eq!(get("CUDAWHEEL_GATE_LIMIT"), Some((6u64 << 30).to_string()));
+        // CMake's slots are `jobs` (the gate bounds memory); torch's MAX_JOBS keeps the bound.
+        assert_eq!(get("CMAKE_BUILD_PARALLEL_LEVEL").as_deref(), Some("16"));
+        assert_eq!(get("MAX_JOBS").as_deref(), Some("3"));
     }
 
     #[test]

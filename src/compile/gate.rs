@@ -1,0 +1,464 @@
+//! Memory admission for the compiles of a build cudawheel does not schedule itself (wrap mode):
+//! the compiler launcher each of them goes through (CMake's `CMAKE_<LANG>_COMPILER_LAUNCHER`).
+//!
+//! The build tool (ninja, make) starts as many compiles as it has slots; each one's launcher
+//! waits, first come first served, until its expected peak memory fits beside the expected
+//! peaks of the compiles running under the build's limit (`max-memory`, else what the machine
+//! and its memory cgroup left when the build started), runs the compiler, and records the
+//! compiler's measured peak (max RSS from `wait4`) in the build folder. A compile measured
+//! before expects its own peak; one never measured expects the scheduler's estimate, raised to
+//! the largest peak of its kind (nvcc, other compilers) measured so far. One compile always
+//! runs, whatever it expects.
+//!
+//! The state lives in one folder (`build-dir/memory`): `queue` (the running compiles with
+//! their expected bytes, and the waiting ones in order), `peaks` (a compile's key, its output
+//! file, and its last peak), `log` (this build's admissions, for the summary) and `launch`
+//! (the launcher). One lock file serialises the launchers' reads and writes; a launcher that
+//! died is dropped from the queue by the next one that looks.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::memory::human;
+use super::schedule::{NVCC_ESTIMATE, OTHER_ESTIMATE};
+
+/// The folder of the gate's state; the launcher reads it from here.
+pub(crate) const DIR_VAR: &str = "CUDAWHEEL_GATE";
+/// The memory limit in bytes.
+pub(crate) const LIMIT_VAR: &str = "CUDAWHEEL_GATE_LIMIT";
+/// The launcher's first word when another launcher follows it (sccache, ccache): the compiler
+/// then runs in that launcher's server, where `wait4` does not see it, so nothing is recorded.
+const CHAINED: &str = "--chained";
+
+/// Writes the launcher into `dir` (made if missing), empties this build's log and returns the
+/// launcher's path. The launcher is a shell script running `python` (the build's interpreter:
+/// the wrapped build and its compiles inherit its environment, pip's build-isolation paths
+/// too) into `cudawheel._core.gate_launch`; where cudawheel cannot be imported it runs the
+/// compiler itself, unmeasured.
+pub(crate) fn install(dir: &Path, python: &Path) -> io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("log"), "")?;
+    let python = shlex::try_quote(&python.to_string_lossy())
+        .map_err(io::Error::other)?
+        .into_owned();
+    let script = format!(
+        "#!/bin/sh\n\
+         # cudawheel's memory admission for this build's compiles: waits until the compile's\n\
+         # expected peak memory fits, runs it, records its peak (written by cudawheel).\n\
+         exec {python} -c 'import sys\n\
+         try:\n    from cudawheel._core import gate_launch\n\
+         except ImportError:\n    import os; os.execvp(sys.argv[1], sys.argv[1:])\n\
+         sys.exit(gate_launch(sys.argv[1:]))' \"$@\"\n"
+    );
+    let path = dir.join("launch");
+    std::fs::write(&path, script)?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(path)
+}
+
+/// The launcher's work: `argv` is the compile (the compiler, or a further launcher, and its
+/// arguments). Returns the exit status the launcher exits with.
+pub(crate) fn launch(argv: &[String]) -> i32 {
+    let chained = argv.first().is_some_and(|a| a == CHAINED);
+    let argv = &argv[usize::from(chained)..];
+    let Some((program, args)) = argv.split_first() else {
+        eprintln!("cudawheel gate: no command to run");
+        return 2;
+    };
+    let compile = Compile::of(argv);
+    // CMake's configure probes (`try_compile`: `CMakeFiles/cmTC_<random>.dir/...`) run one at a
+    // time under a fresh name each build: nothing to admit, nothing worth remembering.
+    let dir = std::env::var_os(DIR_VAR)
+        .map(PathBuf::from)
+        .filter(|_| !compile.key.contains("cmTC_"));
+    let Some(dir) = dir else {
+        return run(program, args).map_or_else(|e| spawn_failed(program, &e), |(code, _)| code);
+    };
+    let limit = std::env::var(LIMIT_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(u64::MAX);
+    let gate = Gate { dir, limit };
+    // The gate's own failures (an unwritable folder) never fail a compile: it then runs
+    // unadmitted, and the log says so when it can.
+    let admitted = gate.admit(&compile).ok();
+    let started = Instant::now();
+    let result = run(program, args);
+    if admitted.is_some() {
+        let peak = result
+            .as_ref()
+            .ok()
+            .map(|&(_, kib)| kib)
+            .filter(|_| !chained);
+        let _ = gate.finish(&compile, peak, started.elapsed());
+    }
+    match result {
+        Ok((code, _)) => code,
+        Err(e) => spawn_failed(program, &e),
+    }
+}
+
+fn spawn_failed(program: &str, e: &io::Error) -> i32 {
+    eprintln!("cudawheel gate: cannot run {program}: {e}");
+    127
+}
+
+/// Runs the compile with the launcher's stdio: (exit status as a shell gives it, peak KiB).
+fn run(program: &str, args: &[String]) -> io::Result<(i32, u64)> {
+    #[allow(clippy::disallowed_methods)] // the launcher runs the compile the build tool asked for
+    let mut child = std::process::Command::new(program).args(args).spawn()?;
+    let (status, kib) = super::job::wait_with_peak(&mut child)?;
+    use std::os::unix::process::ExitStatusExt;
+    let code = status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1);
+    Ok((code, kib))
+}
+
+/// One compile as the gate sees it.
+#[derive(Debug, Clone, PartialEq)]
+struct Compile {
+    /// Its output file as the command names it (`-o`): the same across builds in one tree.
+    key: String,
+    /// nvcc (and its estimate), or another compiler.
+    nvcc: bool,
+}
+
+impl Compile {
+    fn of(argv: &[String]) -> Compile {
+        let nvcc = argv.iter().any(|a| {
+            Path::new(a)
+                .file_name()
+                .is_some_and(|n| n == "nvcc" || n == "nvcc.exe")
+        });
+        let mut key = None;
+        let mut words = argv.iter();
+        while let Some(w) = words.next() {
+            if w == "-o" || w == "--output-file" {
+                key = words.next().cloned();
+            } else if let Some(rest) = w.strip_prefix("-o").filter(|r| !r.is_empty()) {
+                key = Some(rest.to_string());
+            }
+        }
+        let key = key.unwrap_or_else(|| argv.last().cloned().unwrap_or_default());
+        Compile { key, nvcc }
+    }
+
+    fn kind(&self) -> &'static str {
+        if self.nvcc {
+            "nvcc"
+        } else {
+            "other"
+        }
+    }
+}
+
+/// The queue: who runs (pid, expected bytes) and who waits, in order.
+#[derive(Debug, Default, PartialEq)]
+struct Queue {
+    running: Vec<(u32, u64)>,
+    waiting: Vec<u32>,
+}
+
+impl Queue {
+    fn parse(text: &str) -> Queue {
+        let mut q = Queue::default();
+        for line in text.lines() {
+            let mut w = line.split_whitespace();
+            match (w.next(), w.next().and_then(|p| p.parse().ok()), w.next()) {
+                (Some("R"), Some(pid), Some(b)) => q.running.push((pid, b.parse().unwrap_or(0))),
+                (Some("W"), Some(pid), None) => q.waiting.push(pid),
+                _ => {}
+            }
+        }
+        q
+    }
+
+    fn render(&self) -> String {
+        let run = self.running.iter().map(|(p, b)| format!("R {p} {b}\n"));
+        let wait = self.waiting.iter().map(|p| format!("W {p}\n"));
+        run.chain(wait).collect()
+    }
+
+    fn retain_alive(&mut self, alive: impl Fn(u32) -> bool) {
+        self.running.retain(|&(p, _)| alive(p));
+        self.waiting.retain(|&p| alive(p));
+    }
+
+    fn used(&self) -> u64 {
+        self.running.iter().map(|&(_, b)| b).sum()
+    }
+
+    /// Whether `pid` (queued) starts now: first in line, and its expected peak fits beside the
+    /// running ones (or nothing runs).
+    fn may_start(&self, pid: u32, expected: u64, limit: u64) -> bool {
+        self.waiting.first() == Some(&pid)
+            && (self.running.is_empty() || self.used().saturating_add(expected) <= limit)
+    }
+}
+
+/// The recorded peaks: key -> KiB (the last line of a key wins).
+fn read_peaks(text: &str) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let (kind_kib, key) = l.split_once('\t')?;
+            let (_, kib) = kind_kib.split_once(' ')?;
+            Some((key.to_string(), kib.parse().ok()?))
+        })
+        .collect()
+}
+
+/// What a compile expects: its own last peak, else the estimate of its kind raised to the
+/// largest peak of that kind recorded. (bytes, measured)
+fn expected(compile: &Compile, peaks_text: &str) -> (u64, bool) {
+    if let Some(kib) = read_peaks(peaks_text).get(&compile.key) {
+        return (kib * 1024, true);
+    }
+    let base = if compile.nvcc {
+        NVCC_ESTIMATE
+    } else {
+        OTHER_ESTIMATE
+    };
+    let largest = peaks_text
+        .lines()
+        .filter_map(|l| l.split_once('\t')?.0.split_once(' '))
+        .filter(|(kind, _)| *kind == compile.kind())
+        .filter_map(|(_, kib)| kib.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0);
+    (base.max(largest * 1024), false)
+}
+
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+struct Gate {
+    dir: PathBuf,
+    limit: u64,
+}
+
+impl Gate {
+    fn locked(&self) -> io::Result<File> {
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("lock"))?;
+        f.lock()?;
+        Ok(f)
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+    }
+
+    fn append(&self, name: &str, line: &str) -> io::Result<()> {
+        let mut f = File::options()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(name))?;
+        writeln!(f, "{line}")
+    }
+
+    /// Queues this process and waits until it may start.
+    fn admit(&self, compile: &Compile) -> io::Result<()> {
+        let pid = std::process::id();
+        let (bytes, measured) = expected(compile, &self.read("peaks"));
+        let mut pause = Duration::from_millis(5);
+        let mut said_wait = false;
+        loop {
+            let lock = self.locked()?;
+            let mut q = Queue::parse(&self.read("queue"));
+            q.retain_alive(alive);
+            if !q.waiting.contains(&pid) {
+                q.waiting.push(pid);
+            }
+            let start = q.may_start(pid, bytes, self.limit);
+            if start {
+                let running = q.running.len();
+                q.waiting.retain(|&p| p != pid);
+                q.running.push((pid, bytes));
+                let how = if measured { "measured" } else { "estimate" };
+                self.append(
+                    "log",
+                    &format!(
+                        "admit\t{}\t{running}\t{bytes}\t{how}\t{}",
+                        compile.key,
+                        q.used()
+                    ),
+                )?;
+            } else if !said_wait {
+                said_wait = true;
+                self.append("log", &format!("wait\t{}\t{bytes}", compile.key))?;
+            }
+            std::fs::write(self.dir.join("queue"), q.render())?;
+            drop(lock);
+            if start {
+                return Ok(());
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
+    /// Leaves the queue; records the peak when it was measured.
+    fn finish(&self, compile: &Compile, peak_kib: Option<u64>, took: Duration) -> io::Result<()> {
+        let pid = std::process::id();
+        let _lock = self.locked()?;
+        let mut q = Queue::parse(&self.read("queue"));
+        q.running.retain(|&(p, _)| p != pid);
+        std::fs::write(self.dir.join("queue"), q.render())?;
+        if let Some(kib) = peak_kib.filter(|&k| k > 0) {
+            self.append(
+                "peaks",
+                &format!("{} {kib}\t{}", compile.kind(), compile.key),
+            )?;
+            self.append(
+                "log",
+                &format!("peak\t{}\t{kib}\t{:.1}", compile.key, took.as_secs_f64()),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The build's admissions in one line (from `log`), `None` when no compile went through the
+/// gate (a project that sets its own launcher).
+pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> {
+    let log = std::fs::read_to_string(dir.join("log")).ok()?;
+    let (mut admits, mut measured, mut waited, mut largest) = (0, 0, 0, (0u64, String::new()));
+    for line in log.lines() {
+        let f: Vec<&str> = line.split('\t').collect();
+        match f.as_slice() {
+            ["admit", _, _, _, how, _] => {
+                admits += 1;
+                measured += usize::from(*how == "measured");
+            }
+            ["wait", ..] => waited += 1,
+            ["peak", key, kib, _] => {
+                let kib: u64 = kib.parse().unwrap_or(0);
+                if kib > largest.0 {
+                    largest = (kib, (*key).to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    if admits == 0 {
+        return None;
+    }
+    let limit = limit.map_or(String::new(), |(b, from)| {
+        format!(" under {} ({from})", human(b))
+    });
+    let peak = if largest.0 > 0 {
+        format!(
+            "; largest peak {} ({}); peaks kept in {}",
+            human(largest.0 * 1024),
+            largest.1,
+            dir.join("peaks").display()
+        )
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "memory admission: {admits} compiles{limit}, {measured} expecting the peak measured in an earlier build, {waited} waited for memory{peak}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_compile_is_known_by_its_output_and_its_compiler() {
+        let c = Compile::of(&argv("/t/bin/nvcc -x cu -c a.cu -o obj/a.cu.o"));
+        assert_eq!((c.key.as_str(), c.nvcc), ("obj/a.cu.o", true));
+        let c = Compile::of(&argv("/usr/bin/sccache /usr/bin/c++ -c b.cpp -oobj/b.o"));
+        assert_eq!((c.key.as_str(), c.nvcc), ("obj/b.o", false));
+        // No -o: the last word.
+        assert_eq!(Compile::of(&argv("cc -c x.c")).key, "x.c");
+    }
+
+    #[test]
+    fn the_first_in_line_starts_when_its_peak_fits() {
+        let q = Queue {
+            running: vec![(1, 3 << 30)],
+            waiting: vec![7, 8],
+        };
+        assert!(q.may_start(7, 1 << 30, 4 << 30));
+        // Over the limit: waits; not first in line: waits even when it would fit.
+        assert!(!q.may_start(7, 2 << 30, 4 << 30));
+        assert!(!q.may_start(8, 1, 4 << 30));
+        // Nothing running: the first starts whatever it expects.
+        let q = Queue {
+            running: vec![],
+            waiting: vec![7],
+        };
+        assert!(q.may_start(7, 64 << 30, 1 << 30));
+        assert_eq!(Queue::parse(&q.render()), q);
+    }
+
+    #[test]
+    fn the_dead_leave_the_queue() {
+        let mut q = Queue::parse("R 1 100\nR 2 200\nW 3\nW 4\ngarbage\n");
+        assert_eq!(q.used(), 300);
+        q.retain_alive(|p| p % 2 == 0);
+        assert_eq!((q.running, q.waiting), (vec![(2, 200)], vec![4]));
+    }
+
+    #[test]
+    fn a_measured_compile_expects_its_peak_and_others_the_largest_of_their_kind() {
+        let peaks = "nvcc 2000000\ta.o\nother 100000\tc.o\nnvcc 600000\ta.o\n";
+        let a = Compile::of(&argv("nvcc -c a.cu -o a.o"));
+        assert_eq!(expected(&a, peaks), (600_000 * 1024, true)); // the last record wins
+        let b = Compile::of(&argv("nvcc -c b.cu -o b.o"));
+        assert_eq!(expected(&b, peaks), (2_000_000 * 1024, false));
+        // Below the estimate, the estimate stays; nothing recorded: the estimate.
+        let d = Compile::of(&argv("c++ -c d.cpp -o d.o"));
+        assert_eq!(expected(&d, peaks), (OTHER_ESTIMATE, false));
+        assert_eq!(expected(&b, ""), (NVCC_ESTIMATE, false));
+    }
+
+    #[test]
+    fn compiles_through_the_gate_record_their_peaks_and_wait_their_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        install(dir.path(), Path::new("/usr/bin/python3")).unwrap();
+        let gate = Gate {
+            dir: dir.path().into(),
+            limit: 1 << 30,
+        };
+        let a = Compile::of(&argv("nvcc -c a.cu -o a.o"));
+        gate.admit(&a).unwrap();
+        gate.finish(&a, Some(300_000), Duration::from_secs(1))
+            .unwrap();
+        gate.admit(&a).unwrap();
+        gate.finish(&a, Some(400_000), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(read_peaks(&gate.read("peaks"))["a.o"], 400_000);
+        assert_eq!(gate.read("queue"), "");
+        let line = summary(dir.path(), Some((1 << 30, "max-memory"))).unwrap();
+        assert!(
+            line.starts_with("memory admission: 2 compiles under 1.0 GiB (max-memory), 1 expecting the peak measured in an earlier build, 0 waited"),
+            "{line}"
+        );
+        assert!(line.contains("largest peak 390 MiB (a.o)"), "{line}");
+        // An empty log: no summary.
+        install(dir.path(), Path::new("/usr/bin/python3")).unwrap();
+        assert_eq!(summary(dir.path(), None), None);
+    }
+}
