@@ -30,8 +30,8 @@ STAGES = ["config", "plan", "toolchain", "libraries", "bindings", "compile", "au
 SHARED = {"hint", "ui", "inspect"}
 # The only files (or folders) that may spawn processes; clippy.toml and ARCHITECTURE.md say so.
 SPAWNERS = [
-    "compile/job.rs", "compile/wrapped.rs", "compile/gate.rs", "toolchain/", "bindings/probe.rs", "package/repair/tools.rs",
-    "cli/interpreters.rs",
+    "compile/job.rs", "compile/wrapped.rs", "compile/gate.rs", "toolchain/", "bindings/probe.rs",
+    "package/repair/tools.rs", "cli/interpreters.rs",
 ]
 COMPOSERS = {
     "pep517", "pipeline", "wrap", "commands", "cli", "resolve", "doctor", "bridge", "lib", "fuzz_entry", "error",
