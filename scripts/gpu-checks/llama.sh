@@ -61,13 +61,13 @@ llama_cgroup_probe() {
 # The phase's table, logs and the wrapped build's peaks, to $OUT/llama/ (when $OUT is set).
 llama_keep() {
   [[ -n ${OUT:-} ]] || return 0
-  local dest=$OUT/llama/$1 w=/tmp/cudawheel-llama
+  local dest=$OUT/llama/$1 w=/tmp/cudawheel-llama r f k
   mkdir -p "$dest"
-  cp "$w/$1.txt" "$dest/" 2>/dev/null
+  cp "$w/$1.txt" "$dest/" || true
   for k in "$w"/wheels/*/; do
-    mkdir -p "$dest/$(basename "$k")"; cp "$k"/build.log "$k"/peaks "$dest/$(basename "$k")/" 2>/dev/null
+    mkdir -p "$dest/$(basename "$k")"
+    cp "$k"build.log "$k"peaks "$dest/$(basename "$k")/" 2>/dev/null || true
   done
-  local r f
   for r in "$w"/r*-*/; do
     for f in "$r"*.log; do [[ -f $f ]] && cp "$f" "$dest/$(basename "$r")-$(basename "$f")"; done
   done
@@ -81,6 +81,7 @@ device_llama() {
                --cuda-home /usr/local/cuda --archs "${LLAMA_ARCHS:-90}" --runs 1 --work "$work")
   local warm=(); [[ -n ${LLAMA_WARM:-} ]] && warm=(--warm)
   local cgroup=(--cgroup-limit "${LLAMA_CGROUP:-8G}")
+  mkdir -p "$work"
   case $phase in
     memory|hand)
       local kinds="own-j$(nproc),wrapped" peaks=$work/peaks-cold
