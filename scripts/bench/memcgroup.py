@@ -22,17 +22,19 @@ V2 = Path("/sys/fs/cgroup")
 
 
 def _v2_parent() -> Path | None:
-    """The v2 cgroup this process is in, when it delegates the memory controller to children."""
+    """The v2 cgroup this process is in, when it delegates the memory controller to children;
+    else the root cgroup when it does (a machine whose processes sit in a leaf cgroup of their
+    own, as the GPU machine's do: root may put a child process into a sibling cgroup)."""
     try:
         line = next(ln for ln in Path("/proc/self/cgroup").read_text().splitlines() if ln.startswith("0::"))
     except (OSError, StopIteration):
         return None
-    parent = V2 / line[3:].lstrip("/")
-    try:
-        if "memory" in (parent / "cgroup.subtree_control").read_text().split():
-            return parent
-    except OSError:
-        pass
+    for parent in (V2 / line[3:].lstrip("/"), V2):
+        try:
+            if "memory" in (parent / "cgroup.subtree_control").read_text().split():
+                return parent
+        except OSError:
+            pass
     return None
 
 

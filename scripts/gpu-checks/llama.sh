@@ -64,10 +64,11 @@ llama_keep() {
   local dest=$OUT/llama/$1 w=/tmp/cudawheel-llama r f k
   mkdir -p "$dest"
   cp "$w/$1.txt" "$dest/" || true
+  # Flat: the device tool brings back no folder below $OUT/llama/<phase>/.
   for k in "$w"/wheels/*/; do
-    mkdir -p "$dest/$(basename "$k")"
-    cp "$k"build.log "$k"peaks "$dest/$(basename "$k")/" 2>/dev/null || true
+    for f in build.log peaks; do [[ -f $k$f ]] && cp "$k$f" "$dest/wheel-$(basename "$k")-$f"; done
   done
+  cp "$w"/r*-wrapped/src/*/build/cudawheel/memory/log "$dest/wrapped-gate.log" 2>/dev/null || true
   for r in "$w"/r*-*/; do
     for f in "$r"*.log; do [[ -f $f ]] && cp "$f" "$dest/$(basename "$r")-$(basename "$f")"; done
   done
