@@ -41,6 +41,10 @@ const CHAINED: &str = "--chained";
 pub(crate) fn install(dir: &Path, python: &Path) -> io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("log"), "")?;
+    // Each build appends its peaks: kept to the last of each compile.
+    if let Ok(text) = std::fs::read_to_string(dir.join("peaks")) {
+        std::fs::write(dir.join("peaks"), compact_peaks(&text))?;
+    }
     let python = shlex::try_quote(&python.to_string_lossy())
         .map_err(io::Error::other)?
         .into_owned();
@@ -48,7 +52,8 @@ pub(crate) fn install(dir: &Path, python: &Path) -> io::Result<PathBuf> {
         "#!/bin/sh\n\
          # cudawheel's memory admission for this build's compiles: waits until the compile's\n\
          # expected peak memory fits, runs it, records its peak (written by cudawheel).\n\
-         exec {python} -c 'import sys\n\
+         exec {python} -c 'import signal, sys\n\
+         signal.signal(signal.SIGINT, signal.SIG_DFL)\n\
          try:\n    from cudawheel._core import gate_launch\n\
          except ImportError:\n    import os; os.execvp(sys.argv[1], sys.argv[1:])\n\
          sys.exit(gate_launch(sys.argv[1:]))' \"$@\"\n"
@@ -211,6 +216,21 @@ fn read_peaks(text: &str) -> BTreeMap<String, u64> {
             Some((key.to_string(), kib.parse().ok()?))
         })
         .collect()
+}
+
+/// The peaks file with one line per compile, its last, in the order first seen.
+fn compact_peaks(text: &str) -> String {
+    let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut order = Vec::new();
+    for line in text.lines() {
+        let Some((_, key)) = line.split_once('\t') else {
+            continue;
+        };
+        if last.insert(key, line).is_none() {
+            order.push(key);
+        }
+    }
+    order.iter().map(|k| format!("{}\n", last[k])).collect()
 }
 
 /// What a compile expects: its own last peak, else the estimate of its kind raised to the
@@ -437,7 +457,7 @@ mod tests {
     #[test]
     fn compiles_through_the_gate_record_their_peaks_and_wait_their_turn() {
         let dir = tempfile::tempdir().unwrap();
-        install(dir.path(), Path::new("/usr/bin/python3")).unwrap();
+        install(dir.path(), Path::new("python3")).unwrap();
         let gate = Gate {
             dir: dir.path().into(),
             limit: 1 << 30,
@@ -450,6 +470,7 @@ mod tests {
         gate.finish(&a, Some(400_000), Duration::from_secs(1))
             .unwrap();
         assert_eq!(read_peaks(&gate.read("peaks"))["a.o"], 400_000);
+        assert_eq!(gate.read("peaks").lines().count(), 2);
         assert_eq!(gate.read("queue"), "");
         let line = summary(dir.path(), Some((1 << 30, "max-memory"))).unwrap();
         assert!(
@@ -457,8 +478,18 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("largest peak 390 MiB (a.o)"), "{line}");
-        // An empty log: no summary.
+        // The launcher runs the compile it is handed and exits with its status (here with no
+        // gate folder in the environment, or no cudawheel where `python3` looks: the same).
+        #[allow(clippy::disallowed_methods)] // runs the launcher as a build tool would
+        let status = std::process::Command::new(dir.path().join("launch"))
+            .args(["sh", "-c", "exit 3"])
+            .env_remove(DIR_VAR)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(3));
+        // The next build starts with an empty log and one record per compile, its last.
         install(dir.path(), Path::new("/usr/bin/python3")).unwrap();
         assert_eq!(summary(dir.path(), None), None);
+        assert_eq!(gate.read("peaks"), "nvcc 400000\ta.o\n");
     }
 }
