@@ -87,8 +87,10 @@ device_llama() {
     memory|hand)
       local kinds="own-j$(nproc),wrapped" peaks=$work/peaks-cold
       [[ $phase == hand ]] && kinds="own-j${LLAMA_HAND_JOBS:?hand-chosen parallelism}"
-      [[ -f $peaks ]] || { echo "FAIL: llama: no recorded peaks ($peaks): run the build phase first"; return 1; }
-      "${bench[@]}" --kinds "$kinds" "${cgroup[@]}" --peaks "$peaks" | tee "$work/$phase.txt" || return 1
+      local with=()
+      [[ -f $peaks ]] && with=(--peaks "$peaks")
+      [[ $phase == hand || -f $peaks ]] || { echo "FAIL: llama: no recorded peaks ($peaks): run the build phase first"; return 1; }
+      "${bench[@]}" --kinds "$kinds" "${cgroup[@]}" "${with[@]}" | tee "$work/$phase.txt" || return 1
       llama_keep "$phase"
       [[ $phase == memory ]] || return 0
       grep -q "^| own-j$(nproc) | 1 | - | 1 of 1" "$work/$phase.txt" ||
