@@ -89,7 +89,7 @@ pub(crate) fn launch(argv: &[String]) -> i32 {
         .unwrap_or(u64::MAX);
     let gate = Gate { dir, limit };
     // The gate's own failures (an unwritable folder) never fail a compile: it then runs
-    // unadmitted, and the log says so when it can.
+    // unadmitted and nothing is recorded for it.
     let admitted = gate.admit(&compile).ok();
     let started = Instant::now();
     let result = run(program, args);
@@ -207,36 +207,51 @@ impl Queue {
     }
 }
 
+/// The records of the peaks file, in order: (kind, KiB, key) of each line `<kind> <kib>\t<key>`.
+fn records(text: &str) -> impl Iterator<Item = (&str, u64, &str)> {
+    text.lines().filter_map(|l| {
+        let (kind_kib, key) = l.split_once('\t')?;
+        let (kind, kib) = kind_kib.split_once(' ')?;
+        Some((kind, kib.parse().ok()?, key))
+    })
+}
+
 /// The recorded peaks: key -> KiB (the last line of a key wins).
+#[cfg(test)]
 fn read_peaks(text: &str) -> BTreeMap<String, u64> {
-    text.lines()
-        .filter_map(|l| {
-            let (kind_kib, key) = l.split_once('\t')?;
-            let (_, kib) = kind_kib.split_once(' ')?;
-            Some((key.to_string(), kib.parse().ok()?))
-        })
+    records(text)
+        .map(|(_, kib, key)| (key.to_string(), kib))
         .collect()
 }
 
 /// The peaks file with one line per compile, its last, in the order first seen.
 fn compact_peaks(text: &str) -> String {
-    let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut last: BTreeMap<&str, (&str, u64)> = BTreeMap::new();
     let mut order = Vec::new();
-    for line in text.lines() {
-        let Some((_, key)) = line.split_once('\t') else {
-            continue;
-        };
-        if last.insert(key, line).is_none() {
+    for (kind, kib, key) in records(text) {
+        if last.insert(key, (kind, kib)).is_none() {
             order.push(key);
         }
     }
-    order.iter().map(|k| format!("{}\n", last[k])).collect()
+    order
+        .iter()
+        .map(|k| format!("{} {}\t{k}\n", last[k].0, last[k].1))
+        .collect()
 }
 
 /// What a compile expects: its own last peak, else the estimate of its kind raised to the
 /// largest peak of that kind recorded. (bytes, measured)
 fn expected(compile: &Compile, peaks_text: &str) -> (u64, bool) {
-    if let Some(kib) = read_peaks(peaks_text).get(&compile.key) {
+    let (mut own, mut largest) = (None, 0);
+    for (kind, kib, key) in records(peaks_text) {
+        if key == compile.key {
+            own = Some(kib);
+        }
+        if kind == compile.kind() {
+            largest = largest.max(kib);
+        }
+    }
+    if let Some(kib) = own {
         return (kib * 1024, true);
     }
     let base = if compile.nvcc {
@@ -244,13 +259,6 @@ fn expected(compile: &Compile, peaks_text: &str) -> (u64, bool) {
     } else {
         OTHER_ESTIMATE
     };
-    let largest = peaks_text
-        .lines()
-        .filter_map(|l| l.split_once('\t')?.0.split_once(' '))
-        .filter(|(kind, _)| *kind == compile.kind())
-        .filter_map(|(_, kib)| kib.parse::<u64>().ok())
-        .max()
-        .unwrap_or(0);
     (base.max(largest * 1024), false)
 }
 
@@ -488,7 +496,7 @@ mod tests {
             .unwrap();
         assert_eq!(status.code(), Some(3));
         // The next build starts with an empty log and one record per compile, its last.
-        install(dir.path(), Path::new("/usr/bin/python3")).unwrap();
+        install(dir.path(), Path::new("python3")).unwrap();
         assert_eq!(summary(dir.path(), None), None);
         assert_eq!(gate.read("peaks"), "nvcc 400000\ta.o\n");
     }

@@ -84,10 +84,9 @@ pub(crate) fn prepare(
     python: &PythonInfo,
 ) -> Result<Prepared, EnvError> {
     let tc = toolchain::discover(&w.tool, env, python)?;
-    let p = plan(w, &tc, env, python)?;
+    let mut p = plan(w, &tc, env, python)?;
     toolkit_dir::make(&p.toolkit.root, &tc.nvcc, python).map_err(ToolchainError::from)?;
     toolkit_dir::driver_stub(&p.toolkit.root, &tc.host).map_err(ToolchainError::from)?;
-    let mut p = p;
     if let Some(exe) = &python.executable {
         let dir = p.build_dir.join("memory");
         let launcher = gate::install(&dir, exe).map_err(|source| EnvError::Gate {
