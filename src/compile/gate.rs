@@ -10,6 +10,13 @@
 //! the largest peak of its kind (nvcc, other compilers) measured so far. One compile always
 //! runs, whatever it expects.
 //!
+//! Expected peaks added up overstate what the compiles hold together: max RSS counts pages
+//! that the kernel charges once, and peaks need not coincide. So where the limit is what the
+//! machine and its cgroup left (not `max-memory`), the first in line that does not fit the
+//! ledger also starts when it fits in what they leave free now, beside what the running
+//! compiles may still grow to (each one's expected peak less what it holds now) and a tenth
+//! of the limit kept back.
+//!
 //! The state lives in one folder (`build-dir/memory`): `queue` (the running compiles with
 //! their expected bytes, and the waiting ones in order), `peaks` (a compile's key, its output
 //! file, and its last peak), `log` (this build's admissions, for the summary) and `launch`
@@ -22,13 +29,17 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::memory::human;
+use super::memory::{human, room_now};
+use super::proc_tree::ProcessTree;
 use super::schedule::{NVCC_ESTIMATE, OTHER_ESTIMATE};
 
 /// The folder of the gate's state; the launcher reads it from here.
 pub(crate) const DIR_VAR: &str = "CUDAWHEEL_GATE";
 /// The memory limit in bytes.
 pub(crate) const LIMIT_VAR: &str = "CUDAWHEEL_GATE_LIMIT";
+/// Set (to `1`) where the limit is what the machine and its cgroup left when the build
+/// started: the gate may then also admit on what they leave free now.
+pub(crate) const MEASURE_VAR: &str = "CUDAWHEEL_GATE_MEASURE";
 /// The launcher's first word when another launcher follows it (sccache, ccache): the compiler
 /// then runs in that launcher's server, where `wait4` does not see it, so nothing is recorded.
 const CHAINED: &str = "--chained";
@@ -87,7 +98,12 @@ pub(crate) fn launch(argv: &[String]) -> i32 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(u64::MAX);
-    let gate = Gate { dir, limit };
+    let measure = std::env::var_os(MEASURE_VAR).is_some_and(|v| v == "1");
+    let gate = Gate {
+        dir,
+        limit,
+        measure,
+    };
     // The gate's own failures (an unwritable folder) never fail a compile: it then runs
     // unadmitted and nothing is recorded for it.
     let admitted = gate.admit(&compile).ok();
@@ -205,6 +221,18 @@ impl Queue {
         self.waiting.first() == Some(&pid)
             && (self.running.is_empty() || self.used().saturating_add(expected) <= limit)
     }
+
+    /// Whether `expected` fits in `room` (free now) beside what the running compiles may still
+    /// grow to (each one's expected bytes less what `holds` says its compile holds now), with a
+    /// tenth of `limit` kept back.
+    fn fits_now(&self, room: u64, expected: u64, limit: u64, holds: impl Fn(u32) -> u64) -> bool {
+        let growth: u64 = self
+            .running
+            .iter()
+            .map(|&(p, b)| b.saturating_sub(holds(p)))
+            .sum();
+        growth.saturating_add(expected).saturating_add(limit / 10) <= room
+    }
 }
 
 /// The records of the peaks file, in order: (kind, KiB, key) of each line `<kind> <kib>\t<key>`.
@@ -274,6 +302,8 @@ fn alive(pid: u32) -> bool {
 struct Gate {
     dir: PathBuf,
     limit: u64,
+    /// Whether the memory free now may admit a compile the ledger does not (`MEASURE_VAR`).
+    measure: bool,
 }
 
 impl Gate {
@@ -312,8 +342,9 @@ impl Gate {
             if !q.waiting.contains(&pid) {
                 q.waiting.push(pid);
             }
-            let start = q.may_start(pid, bytes, self.limit);
-            if start {
+            let by = self.admission(&q, pid, bytes);
+            let start = by.is_some();
+            if let Some(by) = by {
                 let running = q.running.len();
                 q.waiting.retain(|&p| p != pid);
                 q.running.push((pid, bytes));
@@ -321,7 +352,7 @@ impl Gate {
                 self.append(
                     "log",
                     &format!(
-                        "admit\t{}\t{running}\t{bytes}\t{how}\t{}",
+                        "admit\t{}\t{running}\t{bytes}\t{how}\t{}\t{by}",
                         compile.key,
                         q.used()
                     ),
@@ -338,6 +369,22 @@ impl Gate {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(100));
         }
+    }
+
+    /// Why `pid` (queued) starts now, if it does: `ledger` (first in line, and its expected
+    /// peak fits beside the running ones' under the limit, or nothing runs) or `room` (first in
+    /// line, and it fits in what the machine and its cgroup leave free now).
+    fn admission(&self, q: &Queue, pid: u32, bytes: u64) -> Option<&'static str> {
+        if q.may_start(pid, bytes, self.limit) {
+            return Some("ledger");
+        }
+        if !self.measure || q.waiting.first() != Some(&pid) {
+            return None;
+        }
+        let room = room_now()?;
+        let tree = ProcessTree::read();
+        q.fits_now(room, bytes, self.limit, |p| tree.rss_below(p))
+            .then_some("room")
     }
 
     /// Leaves the queue; records the peak when it was measured.
@@ -365,13 +412,15 @@ impl Gate {
 /// gate (a project that sets its own launcher).
 pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> {
     let log = std::fs::read_to_string(dir.join("log")).ok()?;
-    let (mut admits, mut measured, mut waited, mut largest) = (0, 0, 0, (0u64, String::new()));
+    let (mut admits, mut measured, mut waited, mut by_room) = (0, 0, 0, 0);
+    let mut largest = (0u64, String::new());
     for line in log.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         match f.as_slice() {
-            ["admit", _, _, _, how, _] => {
+            ["admit", _, _, _, how, _, by] => {
                 admits += 1;
                 measured += usize::from(*how == "measured");
+                by_room += usize::from(*by == "room");
             }
             ["wait", ..] => waited += 1,
             ["peak", key, kib, _] => {
@@ -400,7 +449,7 @@ pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> 
         String::new()
     };
     Some(format!(
-        "memory admission: {admits} compiles{limit}, {measured} expecting the peak measured in an earlier build, {waited} waited for memory{peak}"
+        "memory admission: {admits} compiles{limit}, {measured} expecting the peak measured in an earlier build, {waited} waited for memory, {by_room} started on the memory free then{peak}"
     ))
 }
 
@@ -442,6 +491,24 @@ mod tests {
     }
 
     #[test]
+    fn what_is_free_now_admits_beside_what_the_running_may_still_grow_to() {
+        const G: u64 = 1 << 30;
+        let q = Queue {
+            running: vec![(1, 3 * G), (2, 2 * G)],
+            waiting: vec![7],
+        };
+        // 1 holds 2 GiB of its 3 (1 to come), 2 holds all its 2 (none to come): 1 GiB + the
+        // 1 GiB expected + a tenth of the 10 GiB limit kept back fit in 3 GiB free.
+        let holds = |_| 2 * G;
+        assert!(q.fits_now(3 * G, G, 10 * G, holds));
+        // Control: less free, or the running ones holding nothing yet (their whole peaks to come).
+        assert!(!q.fits_now(3 * G - 1, G, 10 * G, holds));
+        assert!(!q.fits_now(3 * G, G, 10 * G, |_| 0));
+        // A compile over its expected peak is not counted below zero.
+        assert!(q.fits_now(3 * G, G, 10 * G, |_| 4 * G));
+    }
+
+    #[test]
     fn the_dead_leave_the_queue() {
         let mut q = Queue::parse("R 1 100\nR 2 200\nW 3\nW 4\ngarbage\n");
         assert_eq!(q.used(), 300);
@@ -469,6 +536,7 @@ mod tests {
         let gate = Gate {
             dir: dir.path().into(),
             limit: 1 << 30,
+            measure: false,
         };
         let a = Compile::of(&argv("nvcc -c a.cu -o a.o"));
         gate.admit(&a).unwrap();
@@ -482,7 +550,7 @@ mod tests {
         assert_eq!(gate.read("queue"), "");
         let line = summary(dir.path(), Some((1 << 30, "max-memory"))).unwrap();
         assert!(
-            line.starts_with("memory admission: 2 compiles under 1.0 GiB (max-memory), 1 expecting the peak measured in an earlier build, 0 waited"),
+            line.starts_with("memory admission: 2 compiles under 1.0 GiB (max-memory), 1 expecting the peak measured in an earlier build, 0 waited for memory, 0 started on the memory free then"),
             "{line}"
         );
         assert!(line.contains("largest peak 390 MiB (a.o)"), "{line}");
@@ -499,5 +567,26 @@ mod tests {
         install(dir.path(), Path::new("python3")).unwrap();
         assert_eq!(summary(dir.path(), None), None);
         assert_eq!(gate.read("peaks"), "nvcc 400000\ta.o\n");
+    }
+
+    #[test]
+    fn a_running_compile_holds_what_its_processes_hold() {
+        // A shell that runs a sleep and waits for it, as nvcc runs its phases (proc_tree).
+        #[allow(clippy::disallowed_methods)] // a child to measure
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & wait"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let tree = ProcessTree::read();
+        assert!(tree.below(std::process::id()).contains(&child.id()));
+        let below = tree.below(child.id());
+        let rss = tree.rss_below(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(below.len(), 1, "the shell's sleep: {below:?}");
+        assert!(rss > 100 << 10, "{rss}");
+        // Control: the sleep has nothing below it.
+        assert_eq!(tree.rss_below(below[0]), 0);
     }
 }

@@ -5,8 +5,10 @@
 //! memory limit (a cgroup: `docker --memory`, Kubernetes limits, systemd's `MemoryMax`) the
 //! kernel kills the build long before MemAvailable runs out, so the limit is the least of
 //! MemAvailable and, for each level of the process's memory cgroup (v2 or v1) that sets a
-//! limit, that limit less what the cgroup uses (page cache it can drop, `inactive_file`,
-//! counted as free).
+//! limit, that limit less what the cgroup uses (page cache it can drop, counted as free: file
+//! pages that are neither shared memory nor mapped by a running program).
+//!
+//! `room_now` reads the same again: wrap mode's memory gate asks it at each admission.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +27,7 @@ impl MemoryLimit {
         if let Some(bytes) = max_memory {
             return Some(MemoryLimit {
                 bytes,
-                source: "max-memory".into(),
+                source: MAX_MEMORY.into(),
             });
         }
         let machine = mem_available().map(|bytes| MemoryLimit {
@@ -45,6 +47,23 @@ impl MemoryLimit {
             (Some(m), Some(c)) => Some(if c.bytes < m.bytes { c } else { m }),
             (m, c) => m.or(c),
         }
+    }
+
+    /// Whether the limit is what the machine and its cgroups left (so what they leave later
+    /// may be measured again), not the user's `max-memory`.
+    pub(crate) fn is_measured(&self) -> bool {
+        self.source != MAX_MEMORY
+    }
+}
+
+const MAX_MEMORY: &str = "max-memory";
+
+/// What this machine and this process's memory cgroups leave free now: the least of
+/// MemAvailable and each limiting cgroup level's room.
+pub(crate) fn room_now() -> Option<u64> {
+    match (mem_available(), cgroup_room()) {
+        (Some(m), Some(c)) => Some(m.min(c.bytes)),
+        (m, c) => m.or(c.map(|c| c.bytes)),
     }
 }
 
@@ -137,20 +156,22 @@ fn cgroup_mount(mounts: &str, v2: bool) -> Option<(String, String)> {
     })
 }
 
-/// The room under one cgroup folder's limit: limit − (usage − inactive file pages).
+/// The room under one cgroup folder's limit: limit − (usage − page cache it can drop). The
+/// kernel drops file pages before it kills: those neither shared memory (tmpfs) nor mapped by a
+/// running program (a compiler's own code) count as free.
 fn level_room(dir: &Path, v2: bool) -> Option<CgroupRoom> {
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).ok();
-    let (limit, usage, inactive_keys): (_, _, &[&str]) = if v2 {
+    let (limit, usage, [file, shmem, mapped]) = if v2 {
         (
             read("memory.max")?,
             read("memory.current")?,
-            &["inactive_file"],
+            ["file", "shmem", "file_mapped"],
         )
     } else {
         (
             read("memory.limit_in_bytes")?,
             read("memory.usage_in_bytes")?,
-            &["total_inactive_file", "inactive_file"],
+            ["total_cache", "total_shmem", "total_mapped_file"],
         )
     };
     let limit: u64 = limit.trim().parse().ok()?; // "max" (v2): no limit
@@ -159,14 +180,14 @@ fn level_room(dir: &Path, v2: bool) -> Option<CgroupRoom> {
     }
     let usage: u64 = usage.trim().parse().ok()?;
     let stat = read("memory.stat").unwrap_or_default();
-    let inactive = inactive_keys
-        .iter()
-        .find_map(|k| stat_value(&stat, k))
-        .unwrap_or(0);
+    let value = |k| stat_value(&stat, k).unwrap_or(0);
+    let droppable = value(file)
+        .saturating_sub(value(shmem))
+        .saturating_sub(value(mapped));
     Some(CgroupRoom {
         dir: dir.to_path_buf(),
         limit,
-        bytes: limit.saturating_sub(usage.saturating_sub(inactive)),
+        bytes: limit.saturating_sub(usage.saturating_sub(droppable)),
     })
 }
 
@@ -216,9 +237,10 @@ mod tests {
         std::fs::write(d.join("memory.current"), "1073741824\n").unwrap();
         std::fs::write(
             d.join("memory.stat"),
-            "anon 1\nfile 2\ninactive_file 536870912\n",
+            "anon 1\nfile 805306368\nfile_mapped 134217728\nshmem 134217728\ninactive_file 1\n",
         )
         .unwrap();
+        // 768 MiB of file pages, 128 MiB of them mapped and 128 MiB tmpfs: 512 MiB droppable.
         let room = level_room(d, true).unwrap();
         assert_eq!((room.limit, room.bytes), (3 << 30, (3 << 30) - (512 << 20)));
         std::fs::write(d.join("memory.max"), "max\n").unwrap();
@@ -227,7 +249,7 @@ mod tests {
         std::fs::write(d.join("memory.usage_in_bytes"), "1000\n").unwrap();
         assert_eq!(level_room(d, false), None);
         std::fs::write(d.join("memory.limit_in_bytes"), "2147483648\n").unwrap();
-        std::fs::write(d.join("memory.stat"), "total_inactive_file 0\n").unwrap();
+        std::fs::write(d.join("memory.stat"), "total_cache 0\n").unwrap();
         assert_eq!(level_room(d, false).unwrap().bytes, (2 << 30) - 1000);
     }
 }

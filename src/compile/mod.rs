@@ -7,7 +7,8 @@
 //!
 //! Wrap mode's build is another backend's: `wrapped` runs its hooks in a child process,
 //! `wrapped_env` works out the environment that hands it cudawheel's toolkit and choices, and
-//! `gate` admits its compiles by memory (the compiler launcher) and records their peaks.
+//! `gate` admits its compiles by memory (the compiler launcher; `proc_tree` reads what a running
+//! compile holds) and records their peaks.
 
 mod compile_db;
 pub(crate) mod gate;
@@ -18,6 +19,7 @@ pub(crate) mod job;
 mod link;
 mod log;
 pub(crate) mod memory;
+mod proc_tree;
 pub(crate) mod schedule;
 mod stable_paths;
 pub(crate) mod wrapped;

@@ -253,6 +253,9 @@ impl BuildEnv {
         if let Some(limit) = limit {
             self.vars
                 .push((gate::LIMIT_VAR.into(), limit.bytes.to_string()));
+            if limit.is_measured() {
+                self.vars.push((gate::MEASURE_VAR.into(), "1".into()));
+            }
         }
         for (k, v) in &mut self.vars {
             if k == "CMAKE_BUILD_PARALLEL_LEVEL" {
@@ -485,6 +488,15 @@ mod tests {
         );
         assert_eq!(get("CUDAWHEEL_GATE").as_deref(), Some("/b/memory"));
         assert_eq!(get("CUDAWHEEL_GATE_LIMIT"), Some((6u64 << 30).to_string()));
+        // The user's max-memory is kept to the letter: no admission on the memory free now.
+        assert_eq!(get("CUDAWHEEL_GATE_MEASURE"), None);
+        let mut measured = BuildEnv { vars: vec![] };
+        let free = MemoryLimit {
+            bytes: 6 << 30,
+            source: "MemAvailable".into(),
+        };
+        measured.add_gate(Path::new("/l"), Path::new("/d"), Some(&free), 2, &caller);
+        assert_eq!(var(&measured, "CUDAWHEEL_GATE_MEASURE"), Some("1"));
         // CMake's slots are `jobs` (the gate bounds memory); torch's MAX_JOBS keeps the bound.
         assert_eq!(get("CMAKE_BUILD_PARALLEL_LEVEL").as_deref(), Some("16"));
         assert_eq!(get("MAX_JOBS").as_deref(), Some("3"));
