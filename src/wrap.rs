@@ -40,9 +40,17 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
         scratch: &dir.join("hooks"),
         env: &p.env,
     };
+    let counted = p
+        .launcher
+        .as_ref()
+        .map(|l| (l, l.before_build(&p.build_dir)));
     let started = std::time::Instant::now();
     let (wheel, nvcc_lines) = inner.build_logged("build_wheel", &dir.join("wheel"), &w.passed)?;
     let built_in = started.elapsed();
+    // What the `compiler-launcher` served (sccache's cache and build cluster, ccache's cache).
+    if let Some(line) = counted.and_then(|(l, before)| l.summary(&p.build_dir, before)) {
+        ui::status(&line);
+    }
     if let Some(g) = &p.gate {
         let limit = g.limit.as_ref().map(|l| (l.bytes, l.source.as_str()));
         if let Some(line) = crate::compile::gate::summary(&g.dir, limit) {

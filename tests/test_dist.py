@@ -7,12 +7,14 @@ server's bubblewrap/overlay sandbox, everything under the test's folder) and its
 client server on a free port, and stops them all.
 
 The project is the benchmark's (scripts/bench/bench.py), made small, with the DEFAULT archs of
-CUDA 13 (SASS for seven archs and PTX of the highest): nvcc from NVIDIA's wheels.
+CUDA 13 (SASS for seven archs and PTX of the highest): nvcc from NVIDIA's wheels. Wrap mode's
+project is a small CMake one built by scikit-build-core (CMake's compiler launcher).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import zipfile
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, clean_env, free_port, run, toolkit_home
+from conftest import REPO, clean_env, free_port, make_venv, run, toolkit_home
 
 sys.path.insert(0, str(REPO / "scripts/bench"))
 import bench  # noqa: E402  (the benchmark's project generator)
@@ -274,3 +276,107 @@ def test_cuda12_compiles_distribute(backend_python, tmp_path, cluster):
     assert stats["dist_errors"] == 0, (tmp_path / "sccache.log").read_text()[-3000:]
     assert ", 0 failed there and ran here" in proc.stderr, proc.stderr
     assert Path(proc.stdout.strip().splitlines()[-1]).name.startswith("saxpy_cu12-")
+
+
+WRAPPED_CMAKE = """cmake_minimum_required(VERSION 3.25)
+project(${SKBUILD_PROJECT_NAME} LANGUAGES CXX CUDA)
+find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
+add_library(kern SHARED csrc/k0.cu csrc/k1.cu)
+python_add_library(_core MODULE csrc/module.cpp csrc/k2.cu WITH_SOABI)
+target_link_libraries(_core PRIVATE kern)
+set_target_properties(_core PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS _core kern LIBRARY DESTINATION cwdist)
+"""
+
+KERNEL = """#include <cuda_runtime.h>
+template <typename T> __global__ void scale(T *x, T a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= a;
+}
+template <typename T> static int run(int n) {
+  T *d;
+  if (cudaMalloc(&d, n * sizeof(T))) return 1;
+  scale<T><<<(n + 255) / 256, 256>>>(d, T(2), n);
+  int err = cudaDeviceSynchronize();
+  cudaFree(d);
+  return err;
+}
+extern "C" int dk@(int n) { return run<float>(n) | run<double>(n) | run<int>(n); }
+"""
+
+
+def wrapped_dist_project(dest: Path) -> Path:
+    """A CMake project wrapped as the wrap-a-build guide says: a CUDA-only shared library (which
+    CMake links with nvcc) and a Python module with a kernel of its own that links it."""
+    shutil.rmtree(dest, ignore_errors=True)
+    (dest / "csrc").mkdir(parents=True)
+    (dest / "cwdist").mkdir()
+    (dest / "cwdist/__init__.py").write_text("from ._core import run_all\n")
+    for i in range(3):
+        (dest / f"csrc/k{i}.cu").write_text(KERNEL.replace("@", str(i)))
+    (dest / "csrc/module.cpp").write_text(
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n"
+        'extern "C" int dk0(int);\nextern "C" int dk1(int);\nextern "C" int dk2(int);\n'
+        "static PyObject *run_all(PyObject *, PyObject *arg) {\n"
+        "  int n = (int)PyLong_AsLong(arg);\n  return PyLong_FromLong(dk0(n) | dk1(n) | dk2(n));\n}\n"
+        'static PyMethodDef methods[] = {{"run_all", run_all, METH_O, "all"}, {NULL, NULL, 0, NULL}};\n'
+        'static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, methods};\n'
+        "PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&module); }\n")
+    (dest / "CMakeLists.txt").write_text(WRAPPED_CMAKE)
+    (dest / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["cudawheel", "scikit-build-core>=0.10"]\nbuild-backend = "cudawheel"\n'
+        '[project]\nname = "cwdist"\nversion = "1.0"\n'
+        '[tool.scikit-build]\nwheel.packages = ["cwdist"]\n'
+        '[tool.cudawheel]\nbuild-backend = "scikit_build_core.build"\narchs = ["90"]\n')
+    return dest
+
+
+def test_a_wrapped_cmake_build_distributes_and_gives_the_wheel_of_a_build_without_launcher(
+        wheelhouse, tmp_path, cluster):
+    """Wrap mode through the cluster: CMake's compiles go through cudawheel's memory admission,
+    then sccache, whose build server runs nvcc's steps; the build says how many, and the wheel
+    is the one a build without any launcher makes, byte for byte. Before, the libraries differed
+    in their build ID, which the link hashes from: the objects' STT_FILE symbols (sccache names
+    nvcc's intermediate files its own way; now linked with `-Xlinker --discard-all`) and the build
+    tree's RPATH to the project's own library (scikit-build-core's fresh temporary build folder;
+    now `$ORIGIN`-relative, `CMAKE_BUILD_RPATH_USE_ORIGIN`)."""
+    _, conf = cluster
+    py = make_venv(tmp_path / "v")
+    run([py, "-m", "pip", "install", "-q", "--find-links", wheelhouse, "cudawheel", "nvidia-cuda-nvcc>=13,<14",
+         "nvidia-cuda-cccl>=13,<14", "nvidia-cuda-runtime>=13,<14", "scikit-build-core>=0.10", "cmake", "ninja"],
+        env=clean_env())
+
+    def wrapped_build(tag: str, launcher: bool):
+        env = clean_env(SCCACHE_CONF=conf, SCCACHE_DIR=tmp_path / f"cache-{tag}",
+                        SCCACHE_SERVER_PORT=str(free_port()), SCCACHE_IDLE_TIMEOUT="0",
+                        SOURCE_DATE_EPOCH="1700000000", SCCACHE_ERROR_LOG=tmp_path / f"sccache-{tag}.log",
+                        SCCACHE_LOG="warn")
+        if launcher:
+            env["CUDAWHEEL_COMPILER_LAUNCHER"] = str(sccache())
+        # A fresh copy at the same path each time, as CI checkouts are.
+        project = wrapped_dist_project(tmp_path / "checkout")
+        stats = None
+        try:
+            proc = run([py, "-m", "cudawheel", "wheel", project, "-o", tmp_path / f"dist-{tag}", "-C", "jobs=2"],
+                       env=env)
+            if launcher:
+                stats = json.loads(run([sccache(), "--show-stats", "--stats-format=json"], env=env).stdout)["stats"]
+        finally:
+            if launcher:
+                run([sccache(), "--stop-server"], env=env, check=False)
+        return proc.stderr, Path(proc.stdout.strip().splitlines()[-1]), stats
+
+    log, there, stats = wrapped_build("cluster", launcher=True)
+    distributed = sum(stats["dist_compiles"].values())
+    # cudafe++, cicc, ptxas and the host compile of each of the three kernels, at least.
+    assert distributed >= 9 and stats["dist_errors"] == 0 and stats["compile_fails"] == 0, (stats, log)
+    said = re.search(r"^cudawheel: sccache: \d+ cache hits, \d+ misses .*; build cluster: (\d+) compiled there, "
+                     r"\d+ compiled here, 0 failed there and ran here$", log, re.M)
+    assert said and 9 <= int(said.group(1)) <= distributed, log
+    assert "memory admission: " in log, log
+    with zipfile.ZipFile(there) as z:
+        assert {"cwdist/libkern.so"} <= set(z.namelist()), z.namelist()  # linked by nvcc
+
+    log, here, _ = wrapped_build("here", launcher=False)
+    assert "sccache" not in log, log
+    same_wheel(there, here, "a wrapped build through the cluster against one without a launcher")

@@ -67,6 +67,9 @@ pub(crate) struct Prepared {
     pub(crate) gencodes: Vec<crate::plan::arch::Gencode>,
     /// The memory admission of the build's compiles (`gate`), once `prepare` installed it.
     pub(crate) gate: Option<GateSetup>,
+    /// The `compiler-launcher` the compiles go through (after the gate): its counters give
+    /// the build's cache and cluster line.
+    pub(crate) launcher: Option<crate::toolchain::launcher::Launcher>,
 }
 
 /// A wrapped build's memory gate: its folder and the limit it admits under.
@@ -147,6 +150,7 @@ pub(crate) fn plan(
         cuda_minor: tc.nvcc.minor,
         gencodes,
         gate: None,
+        launcher: tc.launcher.clone(),
     })
 }
 
@@ -345,6 +349,9 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
         }
         vars.extend(i.launcher_env.iter().cloned());
     }
+    if let Some(flags) = ldflags(i.env) {
+        vars.push(("LDFLAGS".into(), flags));
+    }
     // CMake links the static runtime unless told; `cudart` says which (a project that sets
     // `CMAKE_CUDA_RUNTIME_LIBRARY` or a target's `CUDA_RUNTIME_LIBRARY` keeps its own).
     let runtime = match i.cudart {
@@ -369,8 +376,8 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
 }
 
 /// `CMAKE_ARGS`: the caller's, then what it does not already say: the CUDA runtime, the
-/// toolkit folder's `lib64` as `CMAKE_BUILD_RPATH` with the shared runtime (`build_rpath`), and
-/// the archs as `CMAKE_CUDA_ARCHITECTURES`. The shared runtime is cudawheel's choice where the
+/// toolkit folder's `lib64` as `CMAKE_BUILD_RPATH` with the shared runtime (`build_rpath`), the
+/// archs as `CMAKE_CUDA_ARCHITECTURES`, and `CMAKE_BUILD_RPATH_USE_ORIGIN`. The shared runtime is cudawheel's choice where the
 /// project's own build links the static one, so a build that loads what it just built (nanobind's
 /// stubgen imports each module) must find `libcudart.so.N`: the build tree's RPATH names the
 /// folder, the installed files never carry it (CMake swaps in the install RPATH, the repair
@@ -412,7 +419,35 @@ fn cmake_args(
     {
         add(format!("-DCMAKE_CUDA_ARCHITECTURES={archs}"));
     }
+    // The build tree's RPATH to the project's own libraries as `$ORIGIN/...`, not the build
+    // folder (scikit-build-core's is a fresh temporary one each build): the link's build ID
+    // hashes it, so the same project built twice would give two wheels.
+    if !existing.is_some_and(|a| a.contains("CMAKE_BUILD_RPATH_USE_ORIGIN")) {
+        add("-DCMAKE_BUILD_RPATH_USE_ORIGIN=ON".into());
+    }
     out
+}
+
+/// `LDFLAGS`: the caller's, then `-Xlinker --discard-all`, as cudawheel's own links do
+/// (`link::DISCARD_LOCALS`): the objects' local symbols stay out of what is linked. A launcher
+/// that runs nvcc's steps itself names the host compile's input its own way (sccache, here or on
+/// a build server), each object's STT_FILE symbol says so, and the link's build ID hashes it
+/// (it stays when the build strips the rest): without local symbols a cluster build, a cache
+/// hit and a build with no launcher give one wheel. `-Xlinker` because nvcc, which CMake links a
+/// CUDA-only target with, refuses `-Wl,`; GCC and Clang take both. CMake (at the first
+/// configure), setuptools and meson read `LDFLAGS`. `None` where the caller's flags already
+/// say it.
+fn ldflags(env: &BTreeMap<String, String>) -> Option<String> {
+    let existing = env.get("LDFLAGS").map_or("", String::as_str);
+    if existing.contains("--discard-all") {
+        return None;
+    }
+    let flag = "-Xlinker --discard-all";
+    Some(if existing.trim().is_empty() {
+        flag.into()
+    } else {
+        format!("{existing} {flag}")
+    })
 }
 
 /// `gcc` beside `g++`, `clang` beside `clang++`, `cc` beside `c++`, if it is there.
@@ -434,21 +469,21 @@ mod tests {
         let lib64 = Path::new("/p/build/cudawheel/toolkit/lib64");
         assert_eq!(
             cmake_args(None, "Shared", Some("90-real;90-virtual"), Some(lib64)),
-            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCMAKE_BUILD_RPATH=/p/build/cudawheel/toolkit/lib64 -DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual"
+            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared -DCMAKE_BUILD_RPATH=/p/build/cudawheel/toolkit/lib64 -DCMAKE_CUDA_ARCHITECTURES=90-real;90-virtual -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON"
         );
         assert_eq!(
             cmake_args(None, "Shared", None, Some(Path::new("/a b/lib64"))),
-            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared '-DCMAKE_BUILD_RPATH=/a b/lib64'"
+            "-DCMAKE_CUDA_RUNTIME_LIBRARY=Shared '-DCMAKE_BUILD_RPATH=/a b/lib64' -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON"
         );
         // Control: the caller's own definitions are kept and not repeated.
-        let mine = "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static -DCMAKE_BUILD_RPATH=/x";
+        let mine = "-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=80 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static -DCMAKE_BUILD_RPATH=/x -DCMAKE_BUILD_RPATH_USE_ORIGIN=OFF";
         assert_eq!(
             cmake_args(Some(mine), "Shared", Some("90-real"), Some(lib64)),
             mine
         );
         assert_eq!(
             cmake_args(Some("-DX=1"), "Static", None, None),
-            "-DX=1 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static"
+            "-DX=1 -DCMAKE_CUDA_RUNTIME_LIBRARY=Static -DCMAKE_BUILD_RPATH_USE_ORIGIN=ON"
         );
     }
 
@@ -500,6 +535,26 @@ mod tests {
         // CMake's slots are `jobs` (the gate bounds memory); torch's MAX_JOBS keeps the bound.
         assert_eq!(get("CMAKE_BUILD_PARALLEL_LEVEL").as_deref(), Some("16"));
         assert_eq!(get("MAX_JOBS").as_deref(), Some("3"));
+    }
+
+    #[test]
+    fn a_wrapped_build_links_without_local_symbols_and_keeps_the_callers_flags() {
+        let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect()
+        };
+        assert_eq!(
+            ldflags(&env(&[])).as_deref(),
+            Some("-Xlinker --discard-all")
+        );
+        assert_eq!(
+            ldflags(&env(&[("LDFLAGS", "-L/opt/x")])).as_deref(),
+            Some("-L/opt/x -Xlinker --discard-all")
+        );
+        // Control: flags that already say it are kept as they are.
+        assert_eq!(ldflags(&env(&[("LDFLAGS", "-Wl,--discard-all")])), None);
     }
 
     #[test]
