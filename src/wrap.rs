@@ -64,7 +64,8 @@ pub(crate) fn wrapped(w: &Wrapped, req: &Request<'_>, wheel_dir: &Path) -> Resul
         .with_python(req.python.clone())
         .with_cuda_major(Some(p.cuda_major))
         .with_toolkit_release(Some((p.cuda_major, p.cuda_minor)))
-        .with_epoch(w.source_date_epoch);
+        .with_epoch(w.source_date_epoch)
+        .with_previous(p.build_dir.join("repair/last.whl"));
     let started = std::time::Instant::now();
     let repaired = repair::repair_wheel(&wheel, wheel_dir, &settings).map_err(|source| {
         Error::WrappedRepair {

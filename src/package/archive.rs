@@ -214,9 +214,40 @@ pub(crate) fn write_wheel(
     out_dir: &Path,
     filename: &str,
     dist_info: &str,
+    files: Files,
+    epoch: Option<u64>,
+    previous: Option<&Path>,
+) -> Result<PathBuf, ArchiveError> {
+    let method = zip::CompressionMethod::Deflated;
+    write(
+        out_dir,
+        (filename, dist_info),
+        files,
+        epoch,
+        previous,
+        method,
+    )
+}
+
+/// Writes a wheel that only another tool reads before the wheel is written anew (auditwheel's
+/// input in a repair): its members stored, not deflated.
+pub(crate) fn write_scratch_wheel(
+    out_dir: &Path,
+    filename: &str,
+    dist_info: &str,
+    files: Files,
+) -> Result<PathBuf, ArchiveError> {
+    let method = zip::CompressionMethod::Stored;
+    write(out_dir, (filename, dist_info), files, None, None, method)
+}
+
+fn write(
+    out_dir: &Path,
+    (filename, dist_info): (&str, &str),
     mut files: Files,
     epoch: Option<u64>,
     previous: Option<&Path>,
+    method: zip::CompressionMethod,
 ) -> Result<PathBuf, ArchiveError> {
     let target = out_dir.join(filename);
     let record_path = format!("{dist_info}/RECORD");
@@ -269,7 +300,7 @@ pub(crate) fn write_wheel(
             continue;
         }
         let options = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated)
+            .compression_method(method)
             .last_modified_time(time)
             .unix_permissions(mode);
         zip.start_file(path.as_str(), options).map_err(zip_err)?;

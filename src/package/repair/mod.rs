@@ -68,6 +68,10 @@ pub(crate) struct RepairSettings {
     /// of its major when no runtime wheel is installed where the repair runs (a system
     /// toolkit's build: `libcudart.so.12` compiled by 12.4 needs the 12.4 runtime, not 12.0).
     pub(crate) toolkit_release: Option<(u32, u32)>,
+    /// Where the repaired wheel is kept for the next repair of the project (wrap mode's
+    /// `build-dir/repair/last.whl`): the members that come out the same are copied from it
+    /// compressed as they are, not deflated again.
+    pub(crate) previous: Option<PathBuf>,
 }
 
 impl RepairSettings {
@@ -87,6 +91,7 @@ impl RepairSettings {
             cuda_major: None,
             epoch: None,
             toolkit_release: None,
+            previous: None,
         }
     }
 
@@ -111,6 +116,7 @@ impl RepairSettings {
             cuda_major: None,
             epoch: None,
             toolkit_release: None,
+            previous: None,
         }
     }
 
@@ -129,6 +135,12 @@ impl RepairSettings {
     /// The CUDA major, for a wheel whose ELFs link no libcudart.
     pub(crate) fn with_cuda_major(mut self, major: Option<u32>) -> Self {
         self.cuda_major = major;
+        self
+    }
+
+    /// The kept copy of the last repaired wheel (`RepairSettings::previous`).
+    pub(crate) fn with_previous(mut self, previous: PathBuf) -> Self {
+        self.previous = Some(previous);
         self
     }
 
@@ -171,8 +183,7 @@ pub(crate) fn repair_wheel(
             files.add_bytes(&m.path, m.bytes.clone(), m.executable);
         }
         let name = wheel.file_name().unwrap_or_default().to_string_lossy();
-        let normalized =
-            archive::write_wheel(&normalized, &name, &input.dist_info, files, None, None)?;
+        let normalized = archive::write_scratch_wheel(&normalized, &name, &input.dist_info, files)?;
         let grafted = tools::graft(&normalized, &needs, settings, scratch.path())?;
         WheelIn::read(&grafted)?
     };
@@ -244,7 +255,7 @@ pub(crate) fn repair_wheel(
             cuda_major: needs.major.unwrap_or(0),
             ptx_all: false,
         },
-        previous: None,
+        previous: settings.previous.as_deref(),
     };
     Ok(finish(&f, files, out_dir)?.path)
 }
@@ -468,6 +479,55 @@ mod tests {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut zip.by_name(name).ok()?, &mut text).unwrap();
         Some(text)
+    }
+
+    #[test]
+    fn a_repair_keeps_its_wheel_and_the_next_copies_the_members_that_came_out_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let wheel = plain_wheel(dir.path());
+        let keep = dir.path().join("build/repair/last.whl");
+        let settings = RepairSettings::standalone()
+            .with_cuda_major(Some(13))
+            .with_previous(keep.clone());
+        let first = repair_wheel(&wheel, &dir.path().join("one"), &settings).unwrap();
+        assert_eq!(
+            std::fs::read(&keep).unwrap(),
+            std::fs::read(&first).unwrap()
+        );
+        // The kept copy rewritten with its members deflated at level 1 (the repair deflates at
+        // the default level): a repair that copies the library from there keeps its level-1
+        // bytes; one that deflates anew does not.
+        let packed = |path: &Path| {
+            let mut zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+            let so = zip.by_name("demo/libdemo.so").unwrap();
+            so.compressed_size()
+        };
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(&first).unwrap()).unwrap();
+        let mut out = zip::ZipWriter::new(std::fs::File::create(&keep).unwrap());
+        for i in 0..zip.len() {
+            let mut m = zip.by_index(i).unwrap();
+            let options = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated)
+                .compression_level(Some(1))
+                .last_modified_time(m.last_modified().unwrap())
+                .unix_permissions(m.unix_mode().unwrap() & 0o7777);
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut m, &mut bytes).unwrap();
+            out.start_file(m.name().to_string(), options).unwrap();
+            std::io::Write::write_all(&mut out, &bytes).unwrap();
+        }
+        out.finish().unwrap();
+        assert_ne!(packed(&keep), packed(&first));
+        let second = repair_wheel(&wheel, &dir.path().join("two"), &settings).unwrap();
+        assert_eq!(
+            packed(&second),
+            packed(&keep),
+            "the library was deflated anew"
+        );
+        // Control: without the kept copy, the same repair deflates it.
+        let plain = RepairSettings::standalone().with_cuda_major(Some(13));
+        let third = repair_wheel(&wheel, &dir.path().join("three"), &plain).unwrap();
+        assert_eq!(packed(&third), packed(&first));
     }
 
     #[test]

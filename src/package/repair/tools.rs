@@ -146,6 +146,8 @@ pub(super) fn graft(
     // auditwheel's own policy choice ("auto": the oldest manylinux the ELFs allow) decides only
     // what is grafted: libraries outside that policy's allow-list.
     cmd.arg("--disable-isa-ext-check");
+    // Its wheel is read back and written anew by the repair: not worth deflating.
+    cmd.args(["--zip-compression-level", "0"]);
     cmd.arg("-w").arg(&out).arg(wheel);
     let mut ld = std::env::join_paths(&needs.foreign_dirs).unwrap_or_default();
     if let Some(v) = std::env::var_os("LD_LIBRARY_PATH").filter(|v| !v.is_empty()) {
