@@ -2,7 +2,7 @@
 rebuild with nothing changed, and after a rebuild that changed the big library, for two or more
 cudawheel backends in one table (medians of interleaved runs, ratios against the first).
 
-    python3 scripts/bench/bench_repair.py --backend before=/work/whA --backend after=/work/whB \
+    python3 scripts/bench/bench_repair.py --backend before=WHEELHOUSE_B --backend after=WHEELHOUSE_A \
         --runs 3 --work /tmp/bench-repair
 
 The project (written here) is a CMake one wrapped as docs/how-to/wrap-a-build.md says and built
