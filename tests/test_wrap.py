@@ -451,3 +451,34 @@ def test_a_plain_build_repaired_equals_wrap_mode(jax_wrapped, toolkit_python, wh
                 run(["objcopy", f"--dump-section={section}={dump}", elf, tmp_path / "scratch"], check=False)
             mine, wrapped_bytes = (d.read_bytes() if d.exists() else None for d in dumps)
             assert mine == wrapped_bytes, (name, section)
+
+
+def test_a_wrapped_build_twice_gives_one_wheel_and_links_no_local_symbols(wheelhouse, tmp_path):
+    """Two wrapped builds of one checkout give one wheel, byte for byte, left unstripped: though
+    scikit-build-core builds in a fresh temporary folder each time and the module links the
+    project's own library (the build tree's RPATH held that folder, and the link's build ID
+    hashed it: now `$ORIGIN`-relative, CMAKE_BUILD_RPATH_USE_ORIGIN); and no linked file holds an
+    STT_FILE symbol, the library CMake links with nvcc included (`-Xlinker --discard-all` in
+    LDFLAGS: a launcher that runs nvcc's steps itself names them its own way, and the build
+    cluster's wheel must be the local one: tests/test_dist.py, with the cluster)."""
+    from test_dist import wrapped_dist_project
+
+    py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14",
+                  "nvidia-cuda-runtime>=13,<14", "scikit-build-core>=0.10", "cmake", "ninja")
+    env = clean_env(SOURCE_DATE_EPOCH="1700000000", SKBUILD_INSTALL_STRIP="false")
+    wheels = []
+    for tag in ("one", "two"):
+        project = wrapped_dist_project(tmp_path / "checkout")  # a fresh copy, the same path
+        proc = run([py, "-m", "cudawheel", "wheel", project, "-o", tmp_path / tag, "-C", "jobs=2"], env=env)
+        wheels.append(Path(proc.stdout.strip().splitlines()[-1]))
+    one, two = (Wheel(w) for w in wheels)
+    libs = [n for n in one.names if n.endswith(".so")]
+    assert "cwdist/libkern.so" in libs and len(libs) == 2, one.names
+    for name in libs:
+        elf = one.extract(name, tmp_path / "x")
+        symbols = run(["readelf", "-sW", elf]).stdout.splitlines()
+        assert any("'.symtab'" in line for line in symbols), f"{name} was stripped: nothing to check"
+        assert not [line for line in symbols if " FILE " in line], (name, symbols)
+    for name in one.names:
+        assert one.read(name) == two.read(name), f"{name} differs between two builds of one checkout"
+    assert wheels[0].read_bytes() == wheels[1].read_bytes()
