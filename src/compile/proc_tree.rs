@@ -35,14 +35,18 @@ impl ProcessTree {
             .sum()
     }
 
-    /// Every process below `pid`.
+    /// Every process below `pid`. Each once: the snapshot is read file by file while processes
+    /// come and go, so a reused pid could close a loop.
     pub(crate) fn below(&self, pid: u32) -> Vec<u32> {
         let mut found = Vec::new();
+        let mut seen = std::collections::HashSet::from([pid]);
         let mut next = vec![pid];
         while let Some(p) = next.pop() {
             for &c in self.children.get(&p).into_iter().flatten() {
-                found.push(c);
-                next.push(c);
+                if seen.insert(c) {
+                    found.push(c);
+                    next.push(c);
+                }
             }
         }
         found
@@ -66,6 +70,14 @@ fn vm_rss(status: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_loop_in_the_snapshot_ends() {
+        let tree = ProcessTree {
+            children: HashMap::from([(1, vec![2]), (2, vec![3]), (3, vec![1, 2])]),
+        };
+        assert_eq!(tree.below(1), vec![2, 3]);
+    }
 
     #[test]
     fn a_stat_line_gives_its_parent_whatever_the_command_name() {
