@@ -58,13 +58,10 @@ impl MemoryLimit {
 
 const MAX_MEMORY: &str = "max-memory";
 
-/// What this machine and this process's memory cgroups leave free now: the least of
-/// MemAvailable and each limiting cgroup level's room.
+/// What this machine and this process's memory cgroups leave free now: the limit
+/// `MemoryLimit::new` gives without `max-memory`, read again.
 pub(crate) fn room_now() -> Option<u64> {
-    match (mem_available(), cgroup_room()) {
-        (Some(m), Some(c)) => Some(m.min(c.bytes)),
-        (m, c) => m.or(c.map(|c| c.bytes)),
-    }
+    MemoryLimit::new(None).map(|l| l.bytes)
 }
 
 /// `1.2 GiB`, `300 MiB`.

@@ -377,8 +377,8 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
 
 /// `CMAKE_ARGS`: the caller's, then what it does not already say: the CUDA runtime, the
 /// toolkit folder's `lib64` as `CMAKE_BUILD_RPATH` with the shared runtime (`build_rpath`), the
-/// archs as `CMAKE_CUDA_ARCHITECTURES`, and `CMAKE_BUILD_RPATH_USE_ORIGIN`. The shared runtime is cudawheel's choice where the
-/// project's own build links the static one, so a build that loads what it just built (nanobind's
+/// archs as `CMAKE_CUDA_ARCHITECTURES`, and `CMAKE_BUILD_RPATH_USE_ORIGIN`. The shared runtime
+/// is cudawheel's choice where the project's own build links the static one, so a build that loads what it just built (nanobind's
 /// stubgen imports each module) must find `libcudart.so.N`: the build tree's RPATH names the
 /// folder, the installed files never carry it (CMake swaps in the install RPATH, the repair
 /// sets its own), and nothing else in the build sees it (no `LD_LIBRARY_PATH`, which would put
