@@ -23,6 +23,10 @@ fatal. `--peaks FILE` puts an earlier wrapped build's recorded peaks (build-dir/
 kept beside each wrapped wheel) into the wrapped tree first, as a rebuild in the same project
 has them. `--warm` keeps scikit-build-core's build folder (SKBUILD_BUILD_DIR) and after each
 cold build times a rebuild with nothing changed and one after touching one CUDA file.
+`--time-limit S` stops a cold build still running after S seconds (its whole process group) and
+reports it as cut, with the build step it had reached and, for a wrapped build, what its memory
+admission had done by then (from build-dir/memory/log): a device call's time limit then still
+leaves a result.
 
 Prints per kind the median wall time with its spread (and the warm times), the wheel's size,
 the kills, the ratio of the medians (wrapped / own), and what each wrapped build said of its
@@ -35,7 +39,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -114,19 +120,66 @@ def prepare_tree(kind: str, sdist: Path, base: Path, args) -> tuple[Path, list[s
     return src, settings, env
 
 
+# The exit status pip_wheel gives a build it stopped at --time-limit.
+CUT = -1000
+
+
 def pip_wheel(py: Path, src: Path, settings: list[str], env: dict, out: Path, log: Path,
-              cgroup: int | None) -> tuple[float, int, int, int]:
-    """One `pip wheel`, in a fresh memory cgroup of `cgroup` bytes when given:
-    (seconds, exit status, OOM kills, the cgroup's peak bytes)."""
+              cgroup: int | None, limit: float | None = None) -> tuple[float, int, int, int]:
+    """One `pip wheel`, in a fresh memory cgroup of `cgroup` bytes when given, its process group
+    killed after `limit` seconds when given: (seconds, exit status or CUT, OOM kills, the cgroup's
+    peak bytes)."""
     shutil.rmtree(out, ignore_errors=True)
     cmd = [str(py), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "-w", str(out),
            *settings, str(src)]
     with log.open("w") as f, (MemoryCgroup(cgroup) if cgroup else contextlib.nullcontext()) as cg:
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT,
-                              preexec_fn=cg.join if cg else None)
+        # A session of its own: at the limit, pip, CMake, ninja and every compile stop together.
+        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                preexec_fn=cg.join if cg else None, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc = CUT
         took = time.monotonic() - t0
-        return took, proc.returncode, cg.oom_kills() if cg else 0, cg.peak() if cg else 0
+        return took, rc, cg.oom_kills() if cg else 0, cg.peak() if cg else 0
+
+
+def last_step(log: Path) -> str:
+    """The last `[N/M]` build step a build log shows (ninja's progress), or '?'."""
+    steps = re.findall(r"\[(\d+/\d+)\]", log.read_text(errors="replace"))
+    return steps[-1] if steps else "?"
+
+
+def gate_summary(src: Path) -> str:
+    """What a wrapped build's memory admission had done (build-dir/memory/log and peaks), for a
+    build that was cut before it could print its own status line."""
+    mem = src / "build/cudawheel/memory"
+    if not (mem / "log").is_file():
+        return "no memory admission log"
+    rows = [ln.split("\t") for ln in (mem / "log").read_text().splitlines()]
+    kinds = {}
+    if (mem / "peaks").is_file():
+        for ln in (mem / "peaks").read_text().splitlines():
+            kind_kib, _, key = ln.partition("\t")
+            kinds[key] = kind_kib.split(" ")[0]
+    admits = [r for r in rows if r[0] == "admit" and len(r) >= 7]
+    done = [r for r in rows if r[0] == "peak" and len(r) >= 4]
+    nvcc = [r for r in done if kinds.get(r[1]) == "nvcc"]
+    running = [int(r[2]) for r in admits]
+    on_free = sum(r[6] == "room" for r in admits)
+    said = (f"{len(admits)} admitted ({on_free} on the memory free), "
+            f"{statistics.median(running) if running else 0:g} running at a median admission, "
+            f"{sum(r[0] == 'wait' for r in rows)} waited for memory, the ledger at most "
+            f"{max((int(r[5]) for r in admits), default=0) / (1 << 30):.2f} GiB; {len(done)} finished")
+    if nvcc:
+        secs = [float(r[3]) for r in nvcc]
+        said += (f", of which {len(nvcc)} nvcc: {sum(secs):.0f} compile-seconds,"
+                 f" median {statistics.median(secs):.1f} s,"
+                 f" peak median {statistics.median(int(r[2]) for r in nvcc) / 1024:.0f} MiB")
+    return said
 
 
 def build(kind: str, py: Path, sdist: Path, args, rnd: int) -> dict:
@@ -135,8 +188,14 @@ def build(kind: str, py: Path, sdist: Path, args, rnd: int) -> dict:
     base = args.work / f"r{rnd}-{kind}"
     shutil.rmtree(base, ignore_errors=True)
     src, settings, env = prepare_tree(kind, sdist, base, args)
-    took, rc, kills, peak = pip_wheel(py, src, settings, env, base / "out", base / "build.log", args.cgroup)
+    took, rc, kills, peak = pip_wheel(py, src, settings, env, base / "out", base / "build.log", args.cgroup,
+                                      args.time_limit)
     row = {"kind": kind, "cold": took, "rc": rc, "kills": kills, "peak": peak, "log": base / "build.log"}
+    if rc == CUT and not kills:
+        row["cut"] = f"cut at {took:.0f} s, step {last_step(row['log'])}"
+        said = f"; memory admission: {gate_summary(src)}" if kind_parts(kind)[0] == "wrapped" else ""
+        print(f"{kind}: {row['cut']}, 0 OOM kills{said}", flush=True)
+        return row
     if rc != 0:
         tail = "\n".join(row["log"].read_text().splitlines()[-25:])
         print(f"{kind}: failed ({rc}) after {took:.1f} s, {kills} OOM kills; last lines:\n{tail}", flush=True)
@@ -173,12 +232,14 @@ def report(kinds: list[str], rows: list[dict], args) -> None:
     for kind in kinds:
         mine = [r for r in rows if r["kind"] == kind]
         ok = [r for r in mine if r["rc"] == 0]
-        killed = [r for r in mine if r["rc"] != 0]  # by the out-of-memory killer (build() exits on others)
+        cut = [r["cut"] for r in mine if "cut" in r]
+        killed = [r for r in mine if r["rc"] != 0 and "cut" not in r]  # by the out-of-memory killer
         whl = ok[-1]["wheel"] if ok else None
         peak = max((r["peak"] for r in mine), default=0)
         cells = [kind, str(len(mine)), spread([r["cold"] for r in ok]),
                  f"{len(killed)} of {len(mine)}"
-                 + (f" (after {spread([r['cold'] for r in killed])} s)" if killed else ""),
+                 + (f" (after {spread([r['cold'] for r in killed])} s)" if killed else "")
+                 + (f"; {len(cut)} {'; '.join(cut)}" if cut else ""),
                  f"{peak / (1 << 30):.2f} GiB" if peak else "-",
                  f"`{whl.name}`" if whl else "-", f"{whl.stat().st_size:,}" if whl else "-"]
         if args.warm:
@@ -207,6 +268,8 @@ def main() -> None:
     ap.add_argument("--cgroup-limit", dest="cgroup", type=parse_size, default=None)
     ap.add_argument("--peaks", type=Path, default=None)
     ap.add_argument("--warm", action="store_true")
+    ap.add_argument("--time-limit", dest="time_limit", type=float, default=None,
+                    help="seconds after which a cold build is stopped and reported as cut")
     ap.add_argument("--touch", default=TOUCHED, help="the file --warm touches, in the sdist's tree")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cudawheel-llama-bench"))
     args = ap.parse_args()
@@ -223,7 +286,8 @@ def main() -> None:
         for kind in kinds if rnd % 2 == 0 else kinds[::-1]:
             row = build(kind, py, args.sdist, args, rnd)
             rows.append(row)
-            what = f"{row['wheel'].name} {row['wheel'].stat().st_size:,} B" if "wheel" in row else "no wheel"
+            what = (f"{row['wheel'].name} {row['wheel'].stat().st_size:,} B" if "wheel" in row
+                    else row.get("cut", "no wheel"))
             warm = (f", rebuilt {row['nochange']:.1f} s, one file touched {row['touched']:.1f} s"
                     if "touched" in row else "")
             print(f"round {rnd + 1} {kind}: {row['cold']:.1f} s{warm}, {what}, {row['kills']} OOM kills", flush=True)

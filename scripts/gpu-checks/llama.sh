@@ -25,6 +25,9 @@
 #            kill); LLAMA_MEMORY=control or wrapped runs one of the two (one device call each);
 #     hand   the project's own build in the same cgroup at LLAMA_HAND_JOBS, a hand-chosen
 #            parallelism, for the wrapped build's time against it.
+#   LLAMA_TIME_LIMIT=S (any phase): a cold build still running after S seconds is stopped and
+#   reported as cut, with its build step and what the memory admission had done by then, and the
+#   logs kept: set it below the device call's limit (a call cut from outside keeps nothing).
 #   LLAMA_WARM=1 (build, own): after the cold build, a rebuild with nothing changed and one after
 #   touching one CUDA file (scikit-build-core's build folder kept). Each phase copies the logs,
 #   the wrapped build's recorded peaks and the bench's table to $OUT/llama/ when $OUT is set.
@@ -35,8 +38,18 @@ prepare_llama() {
   local plat=(--only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64
               --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64)
   rm -rf "$out"; mkdir -p "$out/build" "$out/run" "$cache"
-  [[ -f $cache/$LLAMA_SDIST.tar.gz ]] || \
-    "$PY" -m pip download -q --no-deps --no-binary :all: -d "$cache" "llama-cpp-python==${LLAMA_SDIST#*-}"
+  # The sdist's file from PyPI's simple index (PEP 691 JSON), its sha256 checked: `pip download
+  # --no-binary :all:` would build its metadata, and with it cmake from source (15 min on 2 cores).
+  [[ -f $cache/$LLAMA_SDIST.tar.gz ]] || "$PY" - "$cache" "$LLAMA_SDIST.tar.gz" <<'PYEOF'
+import hashlib, json, sys, urllib.request
+cache, name = sys.argv[1:]
+req = urllib.request.Request("https://pypi.org/simple/llama-cpp-python/",
+                             headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+entry = next(f for f in json.load(urllib.request.urlopen(req))["files"] if f["filename"] == name)
+data = urllib.request.urlopen(entry["url"]).read()
+assert hashlib.sha256(data).hexdigest() == entry["hashes"]["sha256"], name
+open(f"{cache}/{name}", "wb").write(data)
+PYEOF
   work=$(mktemp -d)
   tar -xzf "$cache/$LLAMA_SDIST.tar.gz" -C "$work"
   (cd "$work/$LLAMA_SDIST/vendor/llama.cpp" &&
@@ -84,6 +97,7 @@ device_llama() {
                --cuda-home /usr/local/cuda --archs "${LLAMA_ARCHS:-90}" --runs 1 --work "$work")
   local warm=(); [[ -n ${LLAMA_WARM:-} ]] && warm=(--warm)
   local cgroup=(--cgroup-limit "${LLAMA_CGROUP:-8G}")
+  [[ -z ${LLAMA_TIME_LIMIT:-} ]] || bench+=(--time-limit "$LLAMA_TIME_LIMIT")
   mkdir -p "$work"
   case $phase in
     memory|hand)
@@ -100,6 +114,8 @@ device_llama() {
       [[ $kinds != own* ]] || grep -q "^| own-j$(nproc) | 1 | - | 1 of 1" "$work/$phase.txt" ||
         echo "NOTE: llama memory: the control (own-j$(nproc)) was not killed in ${LLAMA_CGROUP:-8G}"
       [[ $kinds == *wrapped* ]] || return 0
+      grep -q "^| wrapped | 1 | - | 0 of 1; 1 cut" "$work/$phase.txt" &&
+        { echo "FAIL: llama memory: the wrapped build was not killed, but did not finish in LLAMA_TIME_LIMIT"; return 1; }
       grep -q "^| wrapped | 1 | [0-9.]* ([0-9.-]*) | 0 of 1" "$work/$phase.txt" ||
         { echo "FAIL: llama memory: the wrapped build did not finish in the cgroup"; return 1; }
       echo "llama memory: the wrapped build finished in the ${LLAMA_CGROUP:-8G} cgroup with no OOM kill"
