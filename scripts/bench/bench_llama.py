@@ -179,6 +179,16 @@ def gate_summary(src: Path) -> str:
         said += (f", of which {len(nvcc)} nvcc: {sum(secs):.0f} compile-seconds,"
                  f" median {statistics.median(secs):.1f} s,"
                  f" peak median {statistics.median(int(r[2]) for r in nvcc) / 1024:.0f} MiB")
+    timed = [r for r in rows if (r[0], len(r)) in (("admit", 8), ("wait", 4), ("peak", 5))]
+    if timed:  # each line ends in its Unix time: how wide the compiles ran, how long they waited
+        t = [float(r[-1]) for r in timed]
+        span = max(t) - min(t)
+        waited_at = {r[1]: float(r[-1]) for r in timed if r[0] == "wait"}
+        waits = [float(r[-1]) - waited_at[r[1]] for r in timed if r[0] == "admit" and r[1] in waited_at]
+        wide = sum(float(r[3]) for r in done) / max(span, 1e-9)
+        said += (f"; the finished compiles' time over the {span:.0f} s: {wide:.1f} wide on average,"
+                 f" a compile that waited waited {statistics.median(waits) if waits else 0:.1f} s"
+                 f" (median, at most {max(waits, default=0):.1f} s)")
     return said
 
 
@@ -212,6 +222,8 @@ def build(kind: str, py: Path, sdist: Path, args, rnd: int) -> dict:
     peaks = src / "build/cudawheel/memory/peaks"
     if peaks.is_file():
         shutil.copy(peaks, keep / "peaks")
+        shutil.copy(src / "build/cudawheel/memory/log", keep / "gate.log")
+        row["gate"] = gate_summary(src)
     if args.warm:
         row["nochange"] = pip_wheel(py, src, settings, env, base / "out", base / "warm1.log", None)[0]
         (src / args.touch).touch()
@@ -255,6 +267,8 @@ def report(kinds: list[str], rows: list[dict], args) -> None:
             said = [ln.strip() for ln in r["log"].read_text().splitlines()
                     if "built its wheel in" in ln or "memory admission:" in ln]
             print(f"{r['kind']}: " + " / ".join(said))
+            if "gate" in r:
+                print(f"{r['kind']}: memory admission, from its log: {r['gate']}")
 
 
 def main() -> None:

@@ -81,7 +81,7 @@ llama_keep() {
   cp "$w/$1.txt" "$dest/" || true
   # Flat: the device tool brings back no folder below $OUT/llama/<phase>/.
   for k in "$w"/wheels/*/; do
-    for f in build.log peaks; do [[ -f $k$f ]] && cp "$k$f" "$dest/wheel-$(basename "$k")-$f"; done
+    for f in build.log peaks gate.log; do [[ -f $k$f ]] && cp "$k$f" "$dest/wheel-$(basename "$k")-$f"; done
   done
   cp "$w"/r*-wrapped/src/*/build/cudawheel/memory/log "$dest/wrapped-gate.log" 2>/dev/null || true
   for r in "$w"/r*-*/; do

@@ -19,8 +19,9 @@
 //!
 //! The state lives in one folder (`build-dir/memory`): `queue` (the running compiles with
 //! their expected bytes, and the waiting ones in order), `peaks` (a compile's key, its output
-//! file, and its last peak), `log` (this build's admissions, for the summary) and `launch`
-//! (the launcher). One lock file serialises the launchers' reads and writes; a launcher that
+//! file, and its last peak), `log` (this build's admissions, for the summary and for reading
+//! a build afterwards: `admit`, `wait` and `peak` lines, tab-separated, each ending in the
+//! Unix time it was written, in seconds) and `launch` (the launcher). One lock file serialises the launchers' reads and writes; a launcher that
 //! died is dropped from the queue by the next one that looks.
 
 use std::collections::BTreeMap;
@@ -329,6 +330,15 @@ impl Gate {
         writeln!(f, "{line}")
     }
 
+    /// A line of `log`, with the time it happened: how long a compile waited and how many ran
+    /// at each moment can be read from the log afterwards.
+    fn log(&self, line: &str) -> io::Result<()> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        self.append("log", &format!("{line}\t{:.3}", now.as_secs_f64()))
+    }
+
     /// Queues this process and waits until it may start.
     fn admit(&self, compile: &Compile) -> io::Result<()> {
         let pid = std::process::id();
@@ -349,17 +359,14 @@ impl Gate {
                 q.waiting.retain(|&p| p != pid);
                 q.running.push((pid, bytes));
                 let how = if measured { "measured" } else { "estimate" };
-                self.append(
-                    "log",
-                    &format!(
-                        "admit\t{}\t{running}\t{bytes}\t{how}\t{}\t{by}",
-                        compile.key,
-                        q.used()
-                    ),
-                )?;
+                self.log(&format!(
+                    "admit\t{}\t{running}\t{bytes}\t{how}\t{}\t{by}",
+                    compile.key,
+                    q.used()
+                ))?;
             } else if !said_wait {
                 said_wait = true;
-                self.append("log", &format!("wait\t{}\t{bytes}", compile.key))?;
+                self.log(&format!("wait\t{}\t{bytes}", compile.key))?;
             }
             std::fs::write(self.dir.join("queue"), q.render())?;
             drop(lock);
@@ -399,10 +406,11 @@ impl Gate {
                 "peaks",
                 &format!("{} {kib}\t{}", compile.kind(), compile.key),
             )?;
-            self.append(
-                "log",
-                &format!("peak\t{}\t{kib}\t{:.1}", compile.key, took.as_secs_f64()),
-            )?;
+            self.log(&format!(
+                "peak\t{}\t{kib}\t{:.1}",
+                compile.key,
+                took.as_secs_f64()
+            ))?;
         }
         Ok(())
     }
@@ -417,13 +425,13 @@ pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> 
     for line in log.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         match f.as_slice() {
-            ["admit", _, _, _, how, _, by] => {
+            ["admit", _, _, _, how, _, by, ..] => {
                 admits += 1;
                 measured += usize::from(*how == "measured");
                 by_room += usize::from(*by == "room");
             }
             ["wait", ..] => waited += 1,
-            ["peak", key, kib, _] => {
+            ["peak", key, kib, ..] => {
                 let kib: u64 = kib.parse().unwrap_or(0);
                 if kib > largest.0 {
                     largest = (kib, (*key).to_string());
@@ -554,6 +562,17 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("largest peak 390 MiB (a.o)"), "{line}");
+        // Each line of the log ends in the Unix time it was written.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let log = gate.read("log");
+        assert_eq!(log.lines().count(), 4, "{log}"); // two admissions, two peaks
+        for l in log.lines() {
+            let t: f64 = l.rsplit('\t').next().unwrap().parse().unwrap_or(0.0);
+            assert!(now - 60.0 < t && t <= now, "{l}");
+        }
         // The launcher runs the compile it is handed and exits with its status (here with no
         // gate folder in the environment, or no cudawheel where `python3` looks: the same).
         #[allow(clippy::disallowed_methods)] // runs the launcher as a build tool would
