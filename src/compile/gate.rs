@@ -21,14 +21,15 @@
 //! their expected bytes, and the waiting ones in order), `peaks` (a compile's key, its output
 //! file, and its last peak), `log` (this build's admissions, for the summary and for reading
 //! a build afterwards: `admit`, `wait` and `peak` lines, tab-separated, each ending in the
-//! Unix time it was written, in seconds) and `launch` (the launcher). One lock file serialises the launchers' reads and writes; a launcher that
-//! died is dropped from the queue by the next one that looks.
+//! Unix time it was written, in seconds) and `launch` (the launcher). One lock file
+//! serialises the launchers' reads and writes; a launcher that died is dropped from the queue
+//! by the next one that looks.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::memory::{human, room_now};
 use super::proc_tree::ProcessTree;
@@ -333,8 +334,8 @@ impl Gate {
     /// A line of `log`, with the time it happened: how long a compile waited and how many ran
     /// at each moment can be read from the log afterwards.
     fn log(&self, line: &str) -> io::Result<()> {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
         self.append("log", &format!("{line}\t{:.3}", now.as_secs_f64()))
     }
@@ -563,8 +564,8 @@ mod tests {
         );
         assert!(line.contains("largest peak 390 MiB (a.o)"), "{line}");
         // Each line of the log ends in the Unix time it was written.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
             .unwrap()
             .as_secs_f64();
         let log = gate.read("log");
