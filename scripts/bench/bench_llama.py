@@ -27,10 +27,17 @@ cold build times a rebuild with nothing changed and one after touching one CUDA 
 reports it as cut, with the build step it had reached and, for a wrapped build, what its memory
 admission had done by then (from build-dir/memory/log): a device call's time limit then still
 leaves a result.
+`--together` starts a round's cold builds at once (each in its own cgroup with --cgroup-limit):
+the wrapped build beside hand-chosen parallelisms (`wrapped,own-j8,own-j6`) in the time one of
+them takes. They share the CPU, so it samples the machine's runnable tasks against its cores
+(the oversubscription each build saw) and reads each build's CPU seconds from its cgroup.
+`--pin wrapped=0-7,own-j8=8-15` gives each kind cores of its own instead (taskset): builds
+together that do not share the CPU.
 
 Prints per kind the median wall time with its spread (and the warm times), the wheel's size,
-the kills, the ratio of the medians (wrapped / own), and what each wrapped build said of its
-phases and its memory admission. The wheels, logs and peaks of the last round are kept in
+the kills, the CPU seconds (and the cores they kept busy), the ratio of the medians (wrapped /
+own; wrapped / the fastest hand-chosen `own-jN` that was not killed), and what each wrapped
+build said of its phases and its memory admission. The wheels, logs and peaks of the last round are kept in
 WORK/wheels/<kind>/.
 """
 
@@ -46,10 +53,13 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llama_windows import said as ledger_said  # noqa: E402  (the ledger against a -jN that fit)
 from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
 
 # The file --warm touches: one of ggml's CUDA files (its normalisation kernels).
@@ -125,18 +135,22 @@ CUT = -1000
 
 
 def pip_wheel(py: Path, src: Path, settings: list[str], env: dict, out: Path, log: Path,
-              cgroup: int | None, limit: float | None = None) -> tuple[float, int, int, int]:
+              cgroup: int | None, limit: float | None = None,
+              cpus: str | None = None) -> tuple[float, int, int, int, float | None]:
     """One `pip wheel`, in a fresh memory cgroup of `cgroup` bytes when given, its process group
-    killed after `limit` seconds when given: (seconds, exit status or CUT, OOM kills, the cgroup's
-    peak bytes)."""
+    killed after `limit` seconds when given, on the cores `cpus` (taskset's list) when given:
+    (seconds, exit status or CUT, OOM kills, the cgroup's peak bytes, the cgroup's CPU seconds)."""
     shutil.rmtree(out, ignore_errors=True)
     cmd = [str(py), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "-w", str(out),
            *settings, str(src)]
+    if cpus:
+        cmd = ["taskset", "-c", cpus, *cmd]
     with log.open("w") as f, (MemoryCgroup(cgroup) if cgroup else contextlib.nullcontext()) as cg:
+        if cg:  # the shell joins the cgroup, then becomes pip (no preexec_fn: --together uses threads)
+            cmd = ["sh", "-c", f'echo $$ > {cg.procs} && exec "$@"', "sh", *cmd]
         t0 = time.monotonic()
         # A session of its own: at the limit, pip, CMake, ninja and every compile stop together.
-        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT,
-                                preexec_fn=cg.join if cg else None, start_new_session=True)
+        proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             rc = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -144,7 +158,7 @@ def pip_wheel(py: Path, src: Path, settings: list[str], env: dict, out: Path, lo
             proc.wait()
             rc = CUT
         took = time.monotonic() - t0
-        return took, rc, cg.oom_kills() if cg else 0, cg.peak() if cg else 0
+        return took, rc, cg.oom_kills() if cg else 0, cg.peak() if cg else 0, cg.cpu_seconds() if cg else None
 
 
 def last_step(log: Path) -> str:
@@ -198,9 +212,10 @@ def build(kind: str, py: Path, sdist: Path, args, rnd: int) -> dict:
     base = args.work / f"r{rnd}-{kind}"
     shutil.rmtree(base, ignore_errors=True)
     src, settings, env = prepare_tree(kind, sdist, base, args)
-    took, rc, kills, peak = pip_wheel(py, src, settings, env, base / "out", base / "build.log", args.cgroup,
-                                      args.time_limit)
-    row = {"kind": kind, "cold": took, "rc": rc, "kills": kills, "peak": peak, "log": base / "build.log"}
+    took, rc, kills, peak, cpu = pip_wheel(py, src, settings, env, base / "out", base / "build.log",
+                                           args.cgroup, args.time_limit, args.pin.get(kind))
+    row = {"kind": kind, "cold": took, "rc": rc, "kills": kills, "peak": peak, "cpu": cpu,
+           "log": base / "build.log"}
     if rc == CUT and not kills:
         row["cut"] = f"cut at {took:.0f} s, step {last_step(row['log'])}"
         said = f"; memory admission: {gate_summary(src)}" if kind_parts(kind)[0] == "wrapped" else ""
@@ -238,9 +253,10 @@ def spread(values: list[float]) -> str:
 
 
 def report(kinds: list[str], rows: list[dict], args) -> None:
+    cpu = any(r.get("cpu") for r in rows)
     print(f"\n| build | runs | cold s, median (min-max) | killed | cgroup peak | wheel | bytes |"
-          f"{' no change s | one file touched s |' if args.warm else ''}")
-    print("| --- " * (9 if args.warm else 7) + "|")
+          f"{' no change s | one file touched s |' if args.warm else ''}{' CPU s (cores busy) |' if cpu else ''}")
+    print("| --- " * (7 + 2 * args.warm + cpu) + "|")
     for kind in kinds:
         mine = [r for r in rows if r["kind"] == kind]
         ok = [r for r in mine if r["rc"] == 0]
@@ -257,11 +273,27 @@ def report(kinds: list[str], rows: list[dict], args) -> None:
         if args.warm:
             cells += [spread([r["nochange"] for r in ok if "nochange" in r]),
                       spread([r["touched"] for r in ok if "touched" in r])]
+        if cpu:  # of the finished builds, else of all (how wide a killed or cut build had run)
+            timed = [r for r in (ok or mine) if r.get("cpu")]
+            cells.append(f"{statistics.median(r['cpu'] for r in timed):.0f} "
+                         f"({statistics.median(r['cpu'] / r['cold'] for r in timed):.1f})" if timed else "-")
         print("| " + " | ".join(cells) + " |")
     ok = {k: [r["cold"] for r in rows if r["kind"] == k and r["rc"] == 0] for k in kinds}
     if ok.get("own") and ok.get("wrapped"):
         ratio = statistics.median(ok["wrapped"]) / statistics.median(ok["own"])
         print(f"\nwrapped / own (medians): {ratio:.2f}")
+    hand = {k: statistics.median(v) for k, v in ok.items() if v and kind_parts(k)[0] == "own" and kind_parts(k)[1]}
+    if hand and ok.get("wrapped"):  # the fastest hand-chosen parallelism that was not killed
+        best = min(hand, key=hand.get)
+        print(f"\nwrapped / best hand-chosen ({best}, the fastest of {', '.join(sorted(hand))} that finished,"
+              f" medians): {statistics.median(ok['wrapped']) / hand[best]:.2f}")
+    peaks = args.work / "wheels" / "wrapped" / "peaks"
+    peaks = peaks if peaks.is_file() else args.peaks
+    for r in rows:  # a hand-chosen -jN that fit in the cgroup: what the ledger would have said of it
+        jobs = kind_parts(r["kind"])[1]
+        if args.cgroup and peaks and jobs and r["rc"] == 0:
+            print(f"{r['kind']}, not killed; the ledger of its compiles: "
+                  f"{ledger_said(r['log'].read_text(errors='replace'), peaks.read_text(), jobs, args.cgroup)}")
     for r in rows:  # what the wrapped build said of itself: its phases, its memory admission
         if r["rc"] == 0 and kind_parts(r["kind"])[0] == "wrapped":
             said = [ln.strip() for ln in r["log"].read_text().splitlines()
@@ -284,9 +316,15 @@ def main() -> None:
     ap.add_argument("--warm", action="store_true")
     ap.add_argument("--time-limit", dest="time_limit", type=float, default=None,
                     help="seconds after which a cold build is stopped and reported as cut")
+    ap.add_argument("--together", action="store_true",
+                    help="start the kinds' cold builds of a round at once, each in its own cgroup")
+    ap.add_argument("--pin", type=lambda t: dict(kv.split("=", 1) for kv in t.split(",")), default={},
+                    help="cores per kind, `wrapped=0-7,own-j8=8-15`: each build on cores of its own")
     ap.add_argument("--touch", default=TOUCHED, help="the file --warm touches, in the sdist's tree")
     ap.add_argument("--work", type=Path, default=Path("/tmp/cudawheel-llama-bench"))
     args = ap.parse_args()
+    if args.together and args.warm:
+        ap.error("--together times cold builds only (no --warm)")
     args.work.mkdir(parents=True, exist_ok=True)
     py = venv(args.work, args.find_links)
     kinds = args.kinds.split(",")
@@ -297,15 +335,55 @@ def main() -> None:
           flush=True)
     rows = []
     for rnd in range(args.runs):
-        for kind in kinds if rnd % 2 == 0 else kinds[::-1]:
-            row = build(kind, py, args.sdist, args, rnd)
-            rows.append(row)
-            what = (f"{row['wheel'].name} {row['wheel'].stat().st_size:,} B" if "wheel" in row
-                    else row.get("cut", "no wheel"))
-            warm = (f", rebuilt {row['nochange']:.1f} s, one file touched {row['touched']:.1f} s"
-                    if "touched" in row else "")
-            print(f"round {rnd + 1} {kind}: {row['cold']:.1f} s{warm}, {what}, {row['kills']} OOM kills", flush=True)
+        order = kinds if rnd % 2 == 0 else kinds[::-1]
+        if not args.together:
+            for kind in order:
+                rows.append(build(kind, py, args.sdist, args, rnd))
+                print(round_line(rows[-1], rnd), flush=True)
+            continue
+        with Runnable() as load, ThreadPoolExecutor(len(order)) as pool:
+            done = [f.result() for f in [pool.submit(build, kind, py, args.sdist, args, rnd) for kind in order]]
+        rows += done
+        for row in done:
+            print(round_line(row, rnd), flush=True)
+        print(f"round {rnd + 1}: {' + '.join(order)} together: {load.said()}", flush=True)
     report(kinds, rows, args)
+
+
+def round_line(row: dict, rnd: int) -> str:
+    what = (f"{row['wheel'].name} {row['wheel'].stat().st_size:,} B" if "wheel" in row
+            else row.get("cut", "no wheel"))
+    warm = (f", rebuilt {row['nochange']:.1f} s, one file touched {row['touched']:.1f} s"
+            if "touched" in row else "")
+    return f"round {rnd + 1} {row['kind']}: {row['cold']:.1f} s{warm}, {what}, {row['kills']} OOM kills"
+
+
+class Runnable:
+    """While builds run together: the machine's runnable tasks (/proc/loadavg's fourth field),
+    every 2 s, against its cores: how far the CPU was oversubscribed, which slows each build."""
+
+    def __init__(self):
+        self.samples: list[int] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+
+    def sample(self) -> None:
+        while not self.stop.wait(2):
+            self.samples.append(int(Path("/proc/loadavg").read_text().split()[3].split("/")[0]) - 1)
+
+    def __enter__(self) -> Runnable:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def said(self) -> str:
+        cores, n = len(os.sched_getaffinity(0)), self.samples or [0]
+        over = sum(v > cores for v in n) / len(n)
+        return (f"runnable tasks median {statistics.median(n):g}, max {max(n)}, over the {cores} cores in"
+                f" {over:.0%} of {len(n)} samples")
 
 
 def parse_size(text: str) -> int:

@@ -73,7 +73,22 @@ class MemoryCgroup:
 
     def join(self) -> None:
         """For `preexec_fn`: the child process (and what it starts) runs in the cgroup."""
-        (self.dir / "cgroup.procs").write_text(str(os.getpid()))
+        self.procs.write_text(str(os.getpid()))
+
+    @property
+    def procs(self) -> Path:
+        """The file a process writes its pid to, to move into the cgroup (what `join` does; a
+        program started from a thread writes it itself: `preexec_fn` is unsafe with threads)."""
+        return self.dir / "cgroup.procs"
+
+    def cpu_seconds(self) -> float | None:
+        """The CPU time the cgroup's processes used (cgroup v2's `cpu.stat`; None under v1)."""
+        try:
+            text = (self.dir / "cpu.stat").read_text()
+        except OSError:
+            return None
+        usec = next((int(ln.split()[1]) for ln in text.splitlines() if ln.startswith("usage_usec ")), None)
+        return usec / 1e6 if usec is not None else None
 
     def peak(self) -> int:
         """The most memory the cgroup used (bytes), page cache included."""

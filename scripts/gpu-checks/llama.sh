@@ -22,15 +22,28 @@
 #            the project's own build at CMAKE_BUILD_PARALLEL_LEVEL=<cores> (expected to be killed),
 #            then the wrapped build with the peaks the `build` phase recorded, or those carried
 #            in .gpu/llama/peaks-cold (LLAMA_PEAKS=<file> when preparing) (must finish, no OOM
-#            kill); LLAMA_MEMORY=control or wrapped runs one of the two (one device call each);
+#            kill); LLAMA_MEMORY=control or wrapped runs one of the two (one device call each),
+#            or a list of the bench's kinds (`wrapped,own-j8,own-j6`: the wrapped build beside
+#            hand-chosen parallelisms, each in its own cgroup of that size); LLAMA_TOGETHER=1
+#            starts them at once (the bench's --together: the runnable tasks are sampled, each
+#            build's CPU seconds read from its cgroup); LLAMA_PIN=wrapped=0-7,own-j8=8-15 gives
+#            each kind cores of its own (the bench's --pin);
 #     hand   the project's own build in the same cgroup at LLAMA_HAND_JOBS, a hand-chosen
-#            parallelism, for the wrapped build's time against it.
+#            parallelism, for the wrapped build's time against it;
+#     attach after a phase started with LLAMA_DETACH=S (below): waits for its end (at most
+#            LLAMA_ATTACH_WAIT s, default 540), prints its output, keeps its files.
+#   LLAMA_DETACH=S (any phase): the phase runs in a process session of its own, which the device
+#   tool leaves running after the call returns (until the machine goes back); the call waits S
+#   seconds for it, printing each build's step every minute. A phase longer than one device call
+#   then finishes in the next: LLAMA_PHASE=attach, called at once (the machine stays warm for
+#   only about 30 s after a call).
 #   LLAMA_TIME_LIMIT=S (any phase): a cold build still running after S seconds is stopped and
 #   reported as cut, with its build step and what the memory admission had done by then, and the
 #   logs kept: set it below the device call's limit (a call cut from outside keeps nothing).
 #   LLAMA_WARM=1 (build, own): after the cold build, a rebuild with nothing changed and one after
 #   touching one CUDA file (scikit-build-core's build folder kept). Each phase copies the logs,
-#   the wrapped build's recorded peaks and the bench's table to $OUT/llama/ when $OUT is set.
+#   the wrapped build's recorded peaks and the bench's table to $OUT/llama-<phase>.tar.gz when $OUT
+#   is set.
 LLAMA_SDIST=llama_cpp_python-0.3.36
 
 prepare_llama() {
@@ -73,13 +86,13 @@ llama_cgroup_probe() {
   python3 -c "import sys; sys.path.insert(0, 'scripts/bench'); from memcgroup import MemoryCgroup as M; print('memory cgroup:', M.unavailable() or 'available')"
 }
 
-# The phase's table, logs and the wrapped build's peaks, to $OUT/llama/ (when $OUT is set).
+# The phase's table, logs and the wrapped build's peaks, to $OUT/llama-<phase>.tar.gz (when $OUT
+# is set): one file, as the device tool brings back at most 8.
 llama_keep() {
   [[ -n ${OUT:-} ]] || return 0
   local dest=$OUT/llama/$1 w=/tmp/cudawheel-llama r f k
   mkdir -p "$dest"
   cp "$w/$1.txt" "$dest/" || true
-  # Flat: the device tool brings back no folder below $OUT/llama/<phase>/.
   for k in "$w"/wheels/*/; do
     for f in build.log peaks gate.log; do [[ -f $k$f ]] && cp "$k$f" "$dest/wheel-$(basename "$k")-$f"; done
   done
@@ -87,11 +100,52 @@ llama_keep() {
   for r in "$w"/r*-*/; do
     for f in "$r"*.log; do [[ -f $f ]] && cp "$f" "$dest/$(basename "$r")-$(basename "$f")"; done
   done
+  [[ ! -f $w/detached.out ]] || cp "$w/detached.out" "$dest/"
+  tar -czf "$OUT/llama-$1.tar.gz" -C "$OUT/llama" "$1" && rm -rf "$OUT/llama"
   return 0
+}
+
+# The detached phase's state, in /tmp/cudawheel-llama/detached.*: phase, out (its output), rc.
+llama_detach() {
+  local work=/tmp/cudawheel-llama
+  mkdir -p "$work"; rm -f "$work"/detached.*
+  echo "$1" > "$work/detached.phase"
+  # OUT emptied: the files are kept by the attach call, into its own $OUT.
+  OUT='' LLAMA_DETACH='' setsid bash -c 'bash scripts/gpu-check.sh device-only llama; echo $? > "$0/detached.rc"' \
+    "$work" > "$work/detached.out" 2>&1 < /dev/null &
+  llama_wait "$LLAMA_DETACH" || true
+  if [[ -f $work/detached.rc ]]; then echo "llama: the $1 phase ended; LLAMA_PHASE=attach keeps its files"
+  else echo "llama: the $1 phase runs on, detached; LLAMA_PHASE=attach waits for it"; fi
+}
+
+# Waits up to $1 s for the detached phase, each build's last step printed every minute; prints
+# its output; fails while it still runs.
+llama_wait() {
+  local work=/tmp/cudawheel-llama end=$((SECONDS + $1)) next=$((SECONDS + 60)) log
+  while [[ ! -f $work/detached.rc ]] && ((SECONDS < end)); do
+    sleep 5
+    ((SECONDS < next)) && continue
+    next=$((SECONDS + 60))
+    for log in "$work"/r*-*/build.log; do
+      [[ -f $log ]] && echo "  $(date +%T) $(basename "$(dirname "$log")"): $(grep -o '\[[0-9]*/[0-9]*\]' "$log" | tail -n1)"
+    done
+  done
+  grep -v '^+' "$work/detached.out" | tail -n 60
+  [[ -f $work/detached.rc ]]
+}
+
+llama_attach() {
+  local work=/tmp/cudawheel-llama
+  [[ -f $work/detached.phase ]] || { echo "FAIL: llama attach: no detached phase here (a fresh machine?)"; return 1; }
+  llama_wait "${LLAMA_ATTACH_WAIT:-540}" || { echo "FAIL: llama attach: the $(cat "$work/detached.phase") phase still runs"; return 1; }
+  llama_keep "$(cat "$work/detached.phase")"
+  return "$(cat "$work/detached.rc")"
 }
 
 device_llama() {
   local out=$GPU/llama work=/tmp/cudawheel-llama phase=${LLAMA_PHASE:-build}
+  [[ -z ${LLAMA_DETACH:-} ]] || { llama_detach "$phase"; return; }
+  [[ $phase != attach ]] || { llama_attach; return; }
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
   local bench=(python3 scripts/bench/bench_llama.py --sdist "$out/$LLAMA_SDIST.tar.gz" --find-links "$out/build"
                --cuda-home /usr/local/cuda --archs "${LLAMA_ARCHS:-90}" --runs 1 --work "$work")
@@ -103,7 +157,14 @@ device_llama() {
     memory|hand)
       local kinds="own-j$(nproc),wrapped" peaks=$work/peaks-cold
       [[ -f $peaks ]] || peaks=$out/peaks-cold
-      case ${LLAMA_MEMORY:-both} in control) kinds="own-j$(nproc)" ;; wrapped) kinds=wrapped ;; esac
+      case ${LLAMA_MEMORY:-both} in
+        control) kinds="own-j$(nproc)" ;;
+        wrapped) kinds=wrapped ;;
+        both) ;;
+        *) kinds=$LLAMA_MEMORY ;;
+      esac
+      [[ -z ${LLAMA_TOGETHER:-} ]] || bench+=(--together)
+      [[ -z ${LLAMA_PIN:-} ]] || bench+=(--pin "$LLAMA_PIN")
       [[ $phase == hand ]] && kinds="own-j${LLAMA_HAND_JOBS:?hand-chosen parallelism}"
       local with=()
       [[ -f $peaks ]] && with=(--peaks "$peaks")
