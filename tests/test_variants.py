@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Wheel, clean_env, copy_example, run, toolkit_home
+from conftest import Wheel, clean_env, copy_example, new_venv, run, toolkit_home
 
 variantlib = pytest.importorskip("variantlib", reason="variantlib==0.2.2 comes from requirements-dev.txt")
 from variantlib.constants import VALIDATION_WHEEL_NAME_REGEX  # noqa: E402
@@ -145,7 +145,8 @@ def runtime_wheels(matrix, scratch):
     return folder
 
 
-def uv_install(venv_dir: Path, find_links: list[Path], driver=None, sm=None, preview=True):
+def uv_install(venv_dir: Path, find_links: list[Path], driver=None, sm=None, preview=True, name="saxpy",
+               extra=()):
     env = clean_env(UV_CACHE_DIR=venv_dir.parent / "uv-cache")
     run([sys.executable, "-m", "uv", "venv", "-q", "--offline", "--python", sys.executable, venv_dir], env=env)
     py = venv_dir / "bin" / "python"
@@ -160,7 +161,7 @@ def uv_install(venv_dir: Path, find_links: list[Path], driver=None, sm=None, pre
         cmd += ["--preview-features", "wheel-variants"]
     for f in find_links:
         cmd += ["--find-links", f]
-    proc = run(cmd + ["saxpy"], env=env, check=False)
+    proc = run(cmd + [*extra, name], env=env, check=False)
     return py, proc
 
 
@@ -294,3 +295,39 @@ def test_matrix_failure_leaves_no_wheel(matrix, backend_python, tmp_path):
     assert proc.stderr.count("cudawheel: error:") == 1 and "\nhint: " in proc.stderr, proc.stderr
     assert "built saxpy-0.1.0-" in proc.stderr  # the cu12 wheel was built, then removed
     assert list(out.glob("*")) == []
+
+
+def test_wrapped_arch_groups_install_the_group_the_gpu_runs(wheelhouse, tmp_path):
+    """One CUDA major in arch groups, in wrap mode: where one library's GPU code for every arch
+    is over `max-wheel-size` (llama-cpp-python's ggml, docs/how-to/wheel-size.md), each group
+    of archs is a variant wheel with a label of its own, and the index names both. uv installs
+    the group whose SASS runs on the GPU, its own SASS before a lower one of its family (8.6 runs
+    the first group's 86; 8.9 could too, and takes the second group's 89), and none for a GPU no
+    group covers (7.5; 10.0, which the 120 PTX cannot serve)."""
+    from test_dist import wrapped_dist_project
+
+    py = new_venv(tmp_path / "v", wheelhouse, "cudawheel", "nvidia-cuda-nvcc>=13,<14", "nvidia-cuda-cccl>=13,<14",
+                  "nvidia-cuda-runtime>=13,<14", "scikit-build-core>=0.10", "cmake", "ninja")
+    project = wrapped_dist_project(tmp_path / "checkout")
+    out = tmp_path / "out"
+    groups = {"cu13a": "80-real;86-real", "cu13b": "89-real;90-real;120"}
+    for label, archs in groups.items():
+        run([py, "-m", "cudawheel", "wheel", project, "-o", out, "-C", "jobs=2", "-C", "variant=cuda",
+             "-C", f"variant-label={label}", "-C", f"archs={archs}", "-C", f"build-dir=build/{label}"],
+            env=clean_env())
+    run([py, "-m", "cudawheel", "variants-json", out], env=clean_env())
+    got = {label: variant_json(only(out, f"cwdist-1.0-*-{label}.whl"))["variants"][label]["nvidia"]["sm_arch"]
+           for label in groups}
+    assert got == {"cu13a": ["80_real", "86_real"], "cu13b": ["120_real", "120_virtual", "89_real", "90_real"]}, got
+    index = json.loads((out / "cwdist-1.0-variants.json").read_text())
+    assert sorted(index["variants"]) == ["cu13a", "cu13b"], index
+    for sm, want in [("8.0", "cu13a"), ("8.6", "cu13a"), ("8.9", "cu13b"), ("9.0", "cu13b"), ("12.0", "cu13b"),
+                     ("7.5", None), ("10.0", None)]:
+        venv, proc = uv_install(tmp_path / f"u{sm}", [out], "13.0", sm, name="cwdist", extra=["--no-deps"])
+        if want is None:
+            assert proc.returncode != 0 and "unsatisfiable" in proc.stderr, (sm, proc.stdout, proc.stderr)
+            continue
+        assert proc.returncode == 0, (sm, proc.stderr)
+        code = ("import json, importlib.metadata as md;"
+                " print(*json.loads(md.distribution('cwdist').read_text('variant.json'))['variants'])")
+        assert run([venv, "-c", code]).stdout.strip() == want, sm
