@@ -115,6 +115,8 @@ def prepare_tree(kind: str, sdist: Path, base: Path, args) -> tuple[Path, list[s
     if what == "wrapped":
         (src / "pyproject.toml").write_text(wrap_pyproject((src / "pyproject.toml").read_text()))
         settings += ["-C", f"archs={args.archs}"]
+        for setting in args.wrap_settings:  # e.g. an arch group's variant: variant=cuda variant-label=cu13a
+            settings += ["-C", setting]
         if args.peaks:  # an earlier build's records, as a rebuild in the same project has them
             (src / "build/cudawheel/memory").mkdir(parents=True)
             shutil.copy(args.peaks, src / "build/cudawheel/memory/peaks")
@@ -309,6 +311,8 @@ def main() -> None:
     ap.add_argument("--find-links", type=Path, required=True)
     ap.add_argument("--cuda-home", type=Path, default=Path("/usr/local/cuda"))
     ap.add_argument("--archs", default="90")
+    ap.add_argument("--wrap-setting", dest="wrap_settings", action="append", default=[],
+                    help="a further -C KEY=VALUE for the wrapped builds (repeatable): variant=cuda, ...")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--kinds", default="own,wrapped")
     ap.add_argument("--cgroup-limit", dest="cgroup", type=parse_size, default=None)

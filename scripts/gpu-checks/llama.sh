@@ -40,6 +40,10 @@
 #   LLAMA_TIME_LIMIT=S (any phase): a cold build still running after S seconds is stopped and
 #   reported as cut, with its build step and what the memory admission had done by then, and the
 #   logs kept: set it below the device call's limit (a call cut from outside keeps nothing).
+#   LLAMA_ARCHS (default 90) and LLAMA_WRAP_SETTINGS (space-separated KEY=VALUE, -C settings of the
+#   wrapped builds): one arch group as a variant wheel, e.g. LLAMA_ARCHS="75-real;80-real;86-real"
+#   LLAMA_WRAP_SETTINGS="variant=cuda variant-label=cu13a" (the build phase checks the variant's
+#   name and prints its properties; the size is in the table).
 #   LLAMA_WARM=1 (build, own): after the cold build, a rebuild with nothing changed and one after
 #   touching one CUDA file (scikit-build-core's build folder kept). Each phase copies the logs,
 #   the wrapped build's recorded peaks and the bench's table to $OUT/llama-<phase>.tar.gz when $OUT
@@ -152,6 +156,8 @@ device_llama() {
   local warm=(); [[ -n ${LLAMA_WARM:-} ]] && warm=(--warm)
   local cgroup=(--cgroup-limit "${LLAMA_CGROUP:-8G}")
   [[ -z ${LLAMA_TIME_LIMIT:-} ]] || bench+=(--time-limit "$LLAMA_TIME_LIMIT")
+  local setting
+  for setting in ${LLAMA_WRAP_SETTINGS:-}; do bench+=(--wrap-setting "$setting"); done
   mkdir -p "$work"
   case $phase in
     memory|hand)
@@ -210,7 +216,15 @@ for lib in ("libcudart.so.13", "libcublas.so.13"):  # cublasLt comes through cub
 assert any("$ORIGIN" in r and "nvidia/cu13/lib" in r for r in rpath), rpath
 for dist in ("nvidia-cuda-runtime", "nvidia-cublas"):
     assert any(r.startswith(dist) for r in reqs), (dist, reqs)
-assert whl.rsplit("/", 1)[-1].startswith("llama_cpp_python_cu13-"), whl
+name = whl.rsplit("/", 1)[-1]
+variant = next((n for n in z.namelist() if n.endswith(".dist-info/variant.json")), None)
+if variant:  # an arch group's variant wheel: the project's own name, the label at the end
+    import json
+    (label, props), = json.loads(z.read(variant))["variants"].items()
+    assert name.startswith("llama_cpp_python-") and name.endswith(f"-{label}.whl"), name
+    print("variant", label, props)
+else:
+    assert name.startswith("llama_cpp_python_cu13-"), whl
 print("llama build: the wrapped wheel links CUDA 13's runtime and cuBLAS by SONAME through $ORIGIN")
 PYEOF
       ;;
