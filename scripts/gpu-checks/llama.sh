@@ -30,6 +30,9 @@
 #            each kind cores of its own (the bench's --pin);
 #     hand   the project's own build in the same cgroup at LLAMA_HAND_JOBS, a hand-chosen
 #            parallelism, for the wrapped build's time against it;
+#     cluster the wrapped build through a loopback sccache-dist cluster (the `dist` part's
+#            binaries), then without a launcher at the same path: the compiles the cluster ran,
+#            both times, and the two wheels compared member by member;
 #     attach after a phase started with LLAMA_DETACH=S (below): waits for its end (at most
 #            LLAMA_ATTACH_WAIT s, default 540), prints its output, keeps its files.
 #   LLAMA_DETACH=S (any phase): the phase runs in a process session of its own, which the device
@@ -186,6 +189,41 @@ device_llama() {
       grep -q "^| wrapped | 1 | [0-9.]* ([0-9.-]*) | 0 of 1" "$work/$phase.txt" ||
         { echo "FAIL: llama memory: the wrapped build did not finish in the cgroup"; return 1; }
       echo "llama memory: the wrapped build finished in the ${LLAMA_CGROUP:-8G} cgroup with no OOM kill"
+      ;;
+    cluster)
+      # The `dist` part's binaries (`prepare-only dist` beside `prepare-only llama`; carry
+      # .gpu/dist too): a scheduler and a build server on 127.0.0.1 pinned to LLAMA_SERVER_CPUS
+      # (2-15), the wrapped build pinned to LLAMA_CLIENT_CPUS (0-1) with jobs=LLAMA_CLUSTER_JOBS
+      # (32), its compiles through the memory admission, then sccache, then the cluster; then
+      # the same build at the same path without a launcher, on every core; the two wheels'
+      # members compared byte for byte.
+      [[ -d $GPU/dist ]] || { echo "FAIL: llama cluster: no .gpu/dist (prepare-only dist, carry it)"; return 1; }
+      local dw=$work/dist conf port cxx
+      rm -rf "$dw" "$work/wheels"; mkdir -p "$dw"
+      dist_tools "$dw"
+      conf=$(SCCACHE_DIST_BIN=$dw/bin/sccache-dist bash scripts/env/sccache-cluster.sh start "$dw/cluster" \
+        --server-cpus "${LLAMA_SERVER_CPUS:-2-15}" | tail -n1) || { echo "FAIL: llama cluster: no cluster"; return 1; }
+      port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+      cxx=$(dist_host_cxx)
+      SCCACHE_CONF=$conf SCCACHE_DIR=$dw/cache SCCACHE_SERVER_PORT=$port SCCACHE_IDLE_TIMEOUT=0 \
+        CUDAWHEEL_COMPILER_LAUNCHER=$dw/bin/sccache CUDAHOSTCXX=$cxx SOURCE_DATE_EPOCH=1700000000 \
+        "${bench[@]}" --kinds wrapped --pin "wrapped=${LLAMA_CLIENT_CPUS:-0-1}" \
+        --wrap-setting "jobs=${LLAMA_CLUSTER_JOBS:-32}" | tee "$work/cluster.txt" || return 1
+      SCCACHE_SERVER_PORT=$port sccache --show-stats | tee -a "$work/cluster.txt" | grep -A3 -iE "distributed|failures" || true
+      SCCACHE_SERVER_PORT=$port sccache --stop-server >/dev/null 2>&1 || true
+      bash scripts/env/sccache-cluster.sh stop "$dw/cluster"
+      mv "$work/wheels/wrapped" "$work/wheels/cluster"
+      CUDAHOSTCXX=$cxx SOURCE_DATE_EPOCH=1700000000 "${bench[@]}" --kinds wrapped | tee -a "$work/cluster.txt" || return 1
+      llama_keep cluster
+      python3 - "$work"/wheels/cluster/*.whl "$work"/wheels/wrapped/*.whl <<'PYEOF'
+import sys, zipfile
+a, b = (zipfile.ZipFile(w) for w in sys.argv[1:])
+diff = [n for n in sorted(set(a.namelist()) | set(b.namelist()))
+        if n not in a.namelist() or n not in b.namelist() or a.read(n) != b.read(n)]
+same = open(sys.argv[1], "rb").read() == open(sys.argv[2], "rb").read()
+print(f"llama cluster: {len(a.namelist())} members; differing: {diff or 'none'}; the wheel files {'identical' if same else 'differ'}")
+sys.exit(1 if diff else 0)
+PYEOF
       ;;
     build|own)
       local kind=wrapped; [[ $phase == own ]] && kind=own
