@@ -36,9 +36,10 @@ together that do not share the CPU.
 
 Prints per kind the median wall time with its spread (and the warm times), the wheel's size,
 the kills, the CPU seconds (and the cores they kept busy), the ratio of the medians (wrapped /
-own; wrapped / the fastest hand-chosen `own-jN` that was not killed), and what each wrapped
-build said of its phases and its memory admission. The wheels, logs and peaks of the last round are kept in
-WORK/wheels/<kind>/.
+own; wrapped / the fastest hand-chosen `own-jN` that was not killed), what the memory ledger
+would have said of each `own-jN` that fit (scripts/bench/llama_windows.py), and what each
+wrapped build said of its phases and its memory admission. The wheels, logs and peaks of the
+last round are kept in WORK/wheels/<kind>/.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llama_windows import parse_size  # noqa: E402  (--cgroup-limit 3G)
 from llama_windows import said as ledger_said  # noqa: E402  (the ledger against a -jN that fit)
 from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
 
@@ -388,11 +390,6 @@ class Runnable:
         over = sum(v > cores for v in n) / len(n)
         return (f"runnable tasks median {statistics.median(n):g}, max {max(n)}, over the {cores} cores in"
                 f" {over:.0%} of {len(n)} samples")
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].upper() in units else int(text)
 
 
 if __name__ == "__main__":

@@ -115,7 +115,8 @@ llama_keep() {
 # The detached phase's state, in /tmp/cudawheel-llama/detached.*: phase, out (its output), rc.
 llama_detach() {
   local work=/tmp/cudawheel-llama
-  mkdir -p "$work"; rm -f "$work"/detached.*
+  # A warm machine's earlier builds would show in the progress and the kept logs.
+  mkdir -p "$work"; rm -rf "$work"/detached.* "$work"/r*-*
   echo "$1" > "$work/detached.phase"
   # OUT emptied: the files are kept by the attach call, into its own $OUT.
   OUT='' LLAMA_DETACH='' setsid bash -c 'bash scripts/gpu-check.sh device-only llama; echo $? > "$0/detached.rc"' \
