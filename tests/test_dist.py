@@ -281,11 +281,25 @@ def test_cuda12_compiles_distribute(backend_python, tmp_path, cluster):
 WRAPPED_CMAKE = """cmake_minimum_required(VERSION 3.25)
 project(${SKBUILD_PROJECT_NAME} LANGUAGES CXX CUDA)
 find_package(Python REQUIRED COMPONENTS Interpreter Development.Module)
-add_library(kern SHARED csrc/k0.cu csrc/k1.cu)
+add_library(kern SHARED csrc/k0.cu csrc/k1.cu csrc/instances.cu)
 python_add_library(_core MODULE csrc/module.cpp csrc/k2.cu WITH_SOABI)
 target_link_libraries(_core PRIVATE kern)
 set_target_properties(_core PROPERTIES INSTALL_RPATH "$ORIGIN")
 install(TARGETS _core kern LIBRARY DESTINATION cwdist)
+"""
+
+# A file of template instances only, as ggml's `template-instances/*.cu` are: it defines nothing
+# external but them, so nvcc names its internal symbols (`fill`'s shared array) after a random
+# number, its front end's process id, unless given `-frandom-seed` (two builds of llama-cpp-python
+# gave two libggml-cuda.so so).
+INSTANCES = """template <int N> static __device__ void fill(int *p) {
+  __shared__ int s[N];
+  s[threadIdx.x] = N;
+  __syncthreads();
+  p[threadIdx.x] = s[N - 1 - threadIdx.x];
+}
+template <int N> __global__ void cw_fill(int *p) { fill<N>(p); }
+template __global__ void cw_fill<32>(int *);
 """
 
 KERNEL = """#include <cuda_runtime.h>
@@ -314,6 +328,7 @@ def wrapped_dist_project(dest: Path) -> Path:
     (dest / "cwdist/__init__.py").write_text("from ._core import run_all\n")
     for i in range(3):
         (dest / f"csrc/k{i}.cu").write_text(KERNEL.replace("@", str(i)))
+    (dest / "csrc/instances.cu").write_text(INSTANCES)
     (dest / "csrc/module.cpp").write_text(
         "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n"
         'extern "C" int dk0(int);\nextern "C" int dk1(int);\nextern "C" int dk2(int);\n'

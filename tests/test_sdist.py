@@ -53,12 +53,16 @@ def test_reproducible_wheels_and_sdists(backend_python, toolkit_python, tmp_path
     """SOURCE_DATE_EPOCH set: the same sources give byte-identical sdists and wheels, whether
     built twice, from another folder, or from the unpacked sdist. The extra source has a kernel
     in an anonymous namespace (nvcc names such symbols after a hash of the source path) and
-    uses __FILE__."""
+    uses __FILE__; another defines nothing external but a template instance (nvcc names its
+    internal symbols after its front end's process id unless given `-frandom-seed`)."""
+    from test_dist import INSTANCES
+
     env = clean_env(SOURCE_DATE_EPOCH="1700000000")
     a = copy_example("saxpy", tmp_path / "a")
     (a / "csrc/anon.cu").write_text(
         'namespace { __global__ void k(int *p) { *p = 1; } }\n'
         'extern "C" const char *anon_where(int *p) { k<<<1, 1>>>(p); return __FILE__; }\n')
+    (a / "csrc/instances.cu").write_text(INSTANCES)
     b = tmp_path / "some/much/longer/path/saxpy"
     shutil.copytree(a, b)
 

@@ -42,6 +42,10 @@ pub(crate) const LIMIT_VAR: &str = "CUDAWHEEL_GATE_LIMIT";
 /// Set (to `1`) where the limit is what the machine and its cgroup left when the build
 /// started: the gate may then also admit on what they leave free now.
 pub(crate) const MEASURE_VAR: &str = "CUDAWHEEL_GATE_MEASURE";
+/// Set (to `1`) where nvcc takes `-frandom-seed` (`Nvcc::takes_random_seed`): the launcher
+/// then gives an nvcc compile that names no seed of its own the object's path as its seed, so
+/// that the compile's internal symbol names, and its object, are the same in every build.
+pub(crate) const SEED_VAR: &str = "CUDAWHEEL_GATE_SEED";
 /// The launcher's first word when another launcher follows it (sccache, ccache): the compiler
 /// then runs in that launcher's server, where `wait4` does not see it, so nothing is recorded.
 const CHAINED: &str = "--chained";
@@ -88,6 +92,9 @@ pub(crate) fn launch(argv: &[String]) -> i32 {
         return 2;
     };
     let compile = Compile::of(argv);
+    let seed = std::env::var_os(SEED_VAR).is_some_and(|v| v == "1");
+    let seeded = seeded(&compile, args, seed);
+    let args = seeded.as_deref().unwrap_or(args);
     // CMake's configure probes (`try_compile`: `CMakeFiles/cmTC_<random>.dir/...`) run one at a
     // time under a fresh name each build: nothing to admit, nothing worth remembering.
     let dir = std::env::var_os(DIR_VAR)
@@ -123,6 +130,19 @@ pub(crate) fn launch(argv: &[String]) -> i32 {
         Ok((code, _)) => code,
         Err(e) => spawn_failed(program, &e),
     }
+}
+
+/// The compile's arguments with `-frandom-seed=<object>` added, where `wanted` (`SEED_VAR`),
+/// the compiler is nvcc and the command names no seed; else `None` (run as asked).
+fn seeded(compile: &Compile, args: &[String], wanted: bool) -> Option<Vec<String>> {
+    let named = args
+        .iter()
+        .any(|a| a.starts_with("-frandom-seed") || a.starts_with("--frandom-seed"));
+    (wanted && compile.nvcc && !named && !compile.key.is_empty()).then(|| {
+        let mut out = args.to_vec();
+        out.push(format!("-frandom-seed={}", compile.key));
+        out
+    })
 }
 
 fn spawn_failed(program: &str, e: &io::Error) -> i32 {
@@ -588,6 +608,24 @@ mod tests {
         install(dir.path(), Path::new("python3")).unwrap();
         assert_eq!(summary(dir.path(), None), None);
         assert_eq!(gate.read("peaks"), "nvcc 400000\ta.o\n");
+    }
+
+    #[test]
+    fn an_nvcc_compile_gets_its_object_as_seed_unless_it_names_one() {
+        let seeded = |cmd: &str, wanted: bool| {
+            let words = argv(cmd);
+            seeded(&Compile::of(&words), &words[1..], wanted).map(|a| a.join(" "))
+        };
+        assert_eq!(
+            seeded("/t/bin/nvcc -x cu -c a.cu -o obj/a.cu.o", true).as_deref(),
+            Some("-x cu -c a.cu -o obj/a.cu.o -frandom-seed=obj/a.cu.o")
+        );
+        assert_eq!(seeded("/t/bin/nvcc -c a.cu -o obj/a.cu.o", false), None);
+        assert_eq!(seeded("/usr/bin/g++ -c b.cpp -o obj/b.o", true), None);
+        assert_eq!(
+            seeded("/t/bin/nvcc -frandom-seed=mine -c a.cu -o a.o", true),
+            None
+        );
     }
 
     #[test]

@@ -491,6 +491,15 @@ fn nvcc_args(
         "-Xcudafe".into(),
         format!("--orig_src_path_name={}", src_rel.display()),
     ]);
+    // Internal symbol names from the target and the source, not the front end's process id
+    // (`Nvcc::takes_random_seed`); one seed per object, as nvcc asks.
+    if tc.nvcc.takes_random_seed() {
+        args.push(format!(
+            "-frandom-seed={}/{}",
+            ext.module,
+            src_rel.display()
+        ));
+    }
     args.extend(common.iter().cloned());
     if ext.rdc {
         args.push("-rdc=true".into());

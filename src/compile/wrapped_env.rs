@@ -352,6 +352,11 @@ pub(crate) fn build_env(i: &EnvInputs<'_>) -> BuildEnv {
     if let Some(flags) = ldflags(i.env) {
         vars.push(("LDFLAGS".into(), flags));
     }
+    // The memory admission's launcher seeds each nvcc compile's internal symbol names with its
+    // object's path (`gate::SEED_VAR`): two builds of one tree give one object.
+    if i.toolchain.nvcc.takes_random_seed() {
+        vars.push((gate::SEED_VAR.into(), "1".into()));
+    }
     // CMake links the static runtime unless told; `cudart` says which (a project that sets
     // `CMAKE_CUDA_RUNTIME_LIBRARY` or a target's `CUDA_RUNTIME_LIBRARY` keeps its own).
     let runtime = match i.cudart {

@@ -199,6 +199,15 @@ impl Toolchain {
 }
 
 impl Nvcc {
+    /// Whether it takes `-frandom-seed`: the seed that replaces the front end's own random
+    /// number (its process id) in the names of a file's internal symbols. Without it, a file
+    /// that defines nothing external but template instances (ggml's `template-instances/*.cu`)
+    /// gets new symbol names, and so a new object, on every compile. nvcc 13.0.88 and 13.5
+    /// list the option, 12.4 does not (NVIDIA's 12.x nvcc wheels carry no nvcc to ask).
+    pub(crate) fn takes_random_seed(&self) -> bool {
+        self.major >= 13
+    }
+
     /// What this nvcc can build (after `probe_archs`), for `arch::gencodes`.
     pub(crate) fn arch_info(&self) -> crate::plan::arch::NvccArchs {
         crate::plan::arch::NvccArchs {
