@@ -60,9 +60,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from llama_windows import parse_size  # noqa: E402  (--cgroup-limit 3G)
+from llama_windows import recorded  # noqa: E402  (the peaks file, read once)
 from llama_windows import said as ledger_said  # noqa: E402  (the ledger against a -jN that fit)
-from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
+from memcgroup import MemoryCgroup, parse_size  # noqa: E402  (--cgroup-limit 3G)
 
 # The file --warm touches: one of ggml's CUDA files (its normalisation kernels).
 TOUCHED = "vendor/llama.cpp/ggml/src/ggml-cuda/norm.cu"
@@ -178,11 +178,8 @@ def gate_summary(src: Path) -> str:
     if not (mem / "log").is_file():
         return "no memory admission log"
     rows = [ln.split("\t") for ln in (mem / "log").read_text().splitlines()]
-    kinds = {}
-    if (mem / "peaks").is_file():
-        for ln in (mem / "peaks").read_text().splitlines():
-            kind_kib, _, key = ln.partition("\t")
-            kinds[key] = kind_kib.split(" ")[0]
+    peaks = recorded((mem / "peaks").read_text()) if (mem / "peaks").is_file() else {}
+    kinds = {key: kind for key, (kind, _) in peaks.items()}
     admits = [r for r in rows if r[0] == "admit" and len(r) >= 7]
     done = [r for r in rows if r[0] == "peak" and len(r) >= 4]
     nvcc = [r for r in done if kinds.get(r[1]) == "nvcc"]

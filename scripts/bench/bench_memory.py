@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from memcgroup import MemoryCgroup  # noqa: E402  (--cgroup-limit)
+from memcgroup import MemoryCgroup, parse_size  # noqa: E402  (--cgroup-limit)
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("CUDAWHEEL_TEST_CACHE", ROOT / ".cache"))
@@ -213,9 +213,7 @@ def main() -> None:
         why = MemoryCgroup.unavailable()
         if why:
             sys.exit(f"bench_memory: --cgroup-limit: {why}")
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        text = args.cgroup_limit.upper().rstrip("IB")
-        limit = int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+        limit = parse_size(args.cgroup_limit)
     py, env = setup(args.cuda_home)
     project = make_project(WORK / "project", args.scale, args.archs)
     settings = {"default": []}

@@ -20,14 +20,18 @@ import re
 import statistics
 from pathlib import Path
 
+from memcgroup import parse_size
 
-def recorded(peaks: str) -> dict[str, int]:
-    """The peaks file's bytes per object (`<kind> <KiB>\\t<object>`, the last line of one wins)."""
+
+def recorded(peaks: str) -> dict[str, tuple[str, int]]:
+    """The peaks file's kind (`nvcc`, `other`) and bytes per object (`<kind> <KiB>\\t<object>`,
+    the last line of one wins)."""
     out = {}
     for line in peaks.splitlines():
         kind_kib, _, key = line.partition("\t")
         if key and " " in kind_kib:
-            out[key] = int(kind_kib.split(" ")[1]) * 1024
+            kind, kib = kind_kib.split(" ", 1)
+            out[key] = (kind, int(kib) * 1024)
     return out
 
 
@@ -35,7 +39,7 @@ def windows(log: str, peaks: str, jobs: int) -> list[int]:
     """The recorded peaks of each `jobs` steps in a row of the build log, added up (bytes)."""
     known = recorded(peaks)
     objects = re.findall(r"^\s*\[\d+/\d+\] .* -o (\S+\.o)(?:\s|$)", log, re.M)
-    values = [known.get(o, 0) for o in objects]
+    values = [known.get(o, ("", 0))[1] for o in objects]
     return [sum(values[i:i + jobs]) for i in range(max(len(values) - jobs + 1, 1))]
 
 
@@ -45,11 +49,6 @@ def said(log: str, peaks: str, jobs: int, limit: int) -> str:
     return (f"{jobs} compiles in a row: their recorded peaks add up to at most {max(sums) / (1 << 30):.2f} GiB"
             f" (median {statistics.median(sums) / (1 << 30):.2f}), over the {limit / (1 << 30):.1f} GiB limit"
             f" in {over} of {len(sums)} windows ({over / len(sums):.0%})")
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1].upper() in units else int(text)
 
 
 def main() -> None:

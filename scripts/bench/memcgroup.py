@@ -38,6 +38,13 @@ def _v2_parent() -> Path | None:
     return None
 
 
+def parse_size(text: str) -> int:
+    """A size as `--cgroup-limit` takes it: bytes, or `3G`, `512M`, `64K` (also `3GiB`, `3GB`)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.upper().rstrip("IB")
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
 class MemoryCgroup:
     def __init__(self, limit: int):
         self.limit = limit
