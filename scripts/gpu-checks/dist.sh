@@ -68,6 +68,9 @@ dist_tools() {
   export PATH=$work/bin:$PATH
 }
 
+# dist_free_port: a free TCP port on 127.0.0.1 (for an sccache client server of its own).
+dist_free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
 # dist_host_cxx: the machine's g++ as an ELF binary (sccache-dist ships the compiler itself, not a
 # wrapper script; where `g++` on PATH is a script, cudawheel would warn and compile the host
 # steps here).
@@ -109,7 +112,7 @@ PYEOF
   one_build() {  # one_build TAG MODE: a cold build, pinned to cores 0-1; prints its seconds
     local tag=$1 mode=$2 start end port
     rm -rf "$work/proj/build" "$work/out-$tag"
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$(dist_free_port)
     start=$(date +%s.%N)
     if [[ $mode == cluster ]]; then
       local logs=()
@@ -175,7 +178,7 @@ PYEOF
     # The cluster-built wheels run on the GPU.
     cp -r examples/saxpy "$work/saxpy"; rm -rf "$work/saxpy/build"
     local port
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$(dist_free_port)
     env "${common[@]}" SCCACHE_CONF="$conf" SCCACHE_DIR="$work/cache-saxpy" SCCACHE_SERVER_PORT=$port \
       SCCACHE_IDLE_TIMEOUT=0 CUDAWHEEL_COMPILER_LAUNCHER="$work/bin/sccache" \
       "$V/bin/python" -m cudawheel wheel "$work/saxpy" -o "$work/out-saxpy" 2>"$work/log-saxpy" \

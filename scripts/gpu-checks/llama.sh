@@ -210,7 +210,7 @@ device_llama() {
       dist_tools "$dw"
       conf=$(SCCACHE_DIST_BIN=$dw/bin/sccache-dist bash scripts/env/sccache-cluster.sh start "$dw/cluster" \
         --server-cpus "${LLAMA_SERVER_CPUS:-2-15}" | tail -n1) || { echo "FAIL: llama cluster: no cluster"; return 1; }
-      port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+      port=$(dist_free_port)
       cxx=$(dist_host_cxx)
       SCCACHE_CONF=$conf SCCACHE_DIR=$dw/cache SCCACHE_SERVER_PORT=$port SCCACHE_IDLE_TIMEOUT=0 \
         CUDAWHEEL_COMPILER_LAUNCHER=$dw/bin/sccache CUDAHOSTCXX=$cxx SOURCE_DATE_EPOCH=1700000000 \
