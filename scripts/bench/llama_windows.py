@@ -24,14 +24,14 @@ from memcgroup import parse_size
 
 
 def recorded(peaks: str) -> dict[str, tuple[str, int]]:
-    """The peaks file's kind (`nvcc`, `other`) and bytes per object (`<kind> <KiB>\\t<object>`,
+    """The peaks file's kind (`nvcc`, `other`) and bytes per object (`<kind> <KiB>[ <profile>]\\t<object>`,
     the last line of one wins)."""
     out = {}
     for line in peaks.splitlines():
-        kind_kib, _, key = line.partition("\t")
-        if key and " " in kind_kib:
-            kind, kib = kind_kib.split(" ", 1)
-            out[key] = (kind, int(kib) * 1024)
+        fields, _, key = line.partition("\t")
+        f = fields.split(" ")
+        if key and len(f) >= 2:
+            out[key] = (f[0], int(f[1]) * 1024)
     return out
 
 

@@ -10,6 +10,12 @@
 //! the largest peak of its kind (nvcc, other compilers) measured so far. One compile always
 //! runs, whatever it expects.
 //!
+//! A compile's peak is reserved only while it may still come: the launcher watches the
+//! compile's processes, and where the last build recorded how its memory went phase by phase
+//! (`phases.rs`: nvcc's cicc, ptxas, host compile, one after another), the reservation falls to
+//! what the phases still to come held once the heavier ones have ended (and rises to what the
+//! compile holds, should it hold more).
+//!
 //! Expected peaks added up overstate what the compiles hold together: max RSS counts pages
 //! that the kernel charges once, and peaks need not coincide. So where the limit is what the
 //! machine and its cgroup left (not `max-memory`), the first in line that does not fit the
@@ -18,9 +24,10 @@
 //! of the limit kept back.
 //!
 //! The state lives in one folder (`build-dir/memory`): `queue` (the running compiles with
-//! their expected bytes, and the waiting ones in order), `peaks` (a compile's key, its output
-//! file, and its last peak), `log` (this build's admissions, for the summary and for reading
-//! a build afterwards: `admit`, `wait` and `peak` lines, tab-separated, each ending in the
+//! the bytes they reserve, and the waiting ones in order), `peaks` (a compile's kind, its last
+//! peak and profile, and its key, the output file), `log` (this build's admissions, for the
+//! summary and for reading a build afterwards: `admit`, `wait`, `hold` (a running compile's
+//! reservation moved) and `peak` lines, tab-separated, each ending in the
 //! Unix time it was written, in seconds) and `launch` (the launcher). One lock file
 //! serialises the launchers' reads and writes; a launcher that died is dropped from the queue
 //! by the next one that looks.
@@ -31,7 +38,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::memory::{human, room_now};
+use super::phases::{self, Profile, Watch};
 use super::proc_tree::ProcessTree;
 use super::schedule::{NVCC_ESTIMATE, OTHER_ESTIMATE};
 
@@ -117,17 +127,21 @@ pub(crate) fn launch(argv: &[String]) -> i32 {
     // unadmitted and nothing is recorded for it.
     let admitted = gate.admit(&compile).ok();
     let started = Instant::now();
-    let result = run(program, args);
+    // Chained, the compile runs in the next launcher's server: nothing of it to watch.
+    let result = match &admitted {
+        Some(exp) if !chained => run_watched(program, args, &gate, &compile, exp),
+        _ => run(program, args).map(|(code, kib)| (code, kib, None)),
+    };
     if admitted.is_some() {
-        let peak = result
+        let measured = result
             .as_ref()
             .ok()
-            .map(|&(_, kib)| kib)
-            .filter(|_| !chained);
-        let _ = gate.finish(&compile, peak, started.elapsed());
+            .filter(|_| !chained)
+            .map(|(_, kib, profile)| (*kib, profile.clone()));
+        let _ = gate.finish(&compile, measured, started.elapsed());
     }
     match result {
-        Ok((code, _)) => code,
+        Ok((code, _, _)) => code,
         Err(e) => spawn_failed(program, &e),
     }
 }
@@ -150,17 +164,79 @@ fn spawn_failed(program: &str, e: &io::Error) -> i32 {
     127
 }
 
-/// Runs the compile with the launcher's stdio: (exit status as a shell gives it, peak KiB).
-fn run(program: &str, args: &[String]) -> io::Result<(i32, u64)> {
+fn spawn(program: &str, args: &[String]) -> io::Result<std::process::Child> {
     #[allow(clippy::disallowed_methods)] // the launcher runs the compile the build tool asked for
-    let mut child = std::process::Command::new(program).args(args).spawn()?;
-    let (status, kib) = super::job::wait_with_peak(&mut child)?;
+    std::process::Command::new(program).args(args).spawn()
+}
+
+/// The exit status as a shell gives it.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
-    let code = status
+    status
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1);
-    Ok((code, kib))
+        .unwrap_or(1)
+}
+
+/// Runs the compile with the launcher's stdio: (exit status, peak KiB).
+fn run(program: &str, args: &[String]) -> io::Result<(i32, u64)> {
+    let (status, kib) = super::job::wait_with_peak(&mut spawn(program, args)?)?;
+    Ok((exit_code(status), kib))
+}
+
+/// Runs the compile as `run` does while a thread watches its processes (`phases::Watch`): the
+/// compile's reservation in the queue follows what it may still hold, and its profile comes
+/// back with its status and peak, for the next build.
+fn run_watched(
+    program: &str,
+    args: &[String],
+    gate: &Gate,
+    compile: &Compile,
+    expected: &Expected,
+) -> io::Result<(i32, u64, Option<Profile>)> {
+    let mut child = spawn(program, args)?;
+    let root = child.id();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let watcher = s.spawn(|| watch(root, gate, compile, expected, &done));
+        let waited = super::job::wait_with_peak(&mut child);
+        done.store(true, Ordering::Release);
+        watcher.thread().unpark();
+        let watch = watcher.join().ok();
+        let (status, kib) = waited?;
+        Ok((exit_code(status), kib, watch.and_then(|w| w.profile(kib))))
+    })
+}
+
+/// The watching thread: samples the compile's processes until `done`, and moves its
+/// reservation to what it may still hold: the stages of its recorded profile still to come
+/// (no more than it expected), or what it holds now where that is more. Small moves are not
+/// worth the lock: 16 MiB or a twentieth.
+fn watch(
+    root: u32,
+    gate: &Gate,
+    compile: &Compile,
+    expected: &Expected,
+    done: &AtomicBool,
+) -> Watch {
+    let mut watch = Watch::new(root);
+    let (mut stage, mut held) = (0, expected.bytes);
+    while !done.load(Ordering::Acquire) {
+        let (ended, now_kib) = watch.sample();
+        let mut want = expected.bytes;
+        if let Some(profile) = &expected.profile {
+            for (name, own) in &ended {
+                stage = profile.after(stage, name, *own);
+            }
+            want = want.min(profile.still_to_hold(stage) * 1024);
+        }
+        let want = want.max(now_kib * 1024);
+        if want.abs_diff(held) >= (16 << 20).max(held / 20) && gate.hold(compile, want).is_ok() {
+            held = want;
+        }
+        std::thread::park_timeout(phases::INTERVAL);
+    }
+    watch
 }
 
 /// One compile as the gate sees it.
@@ -257,59 +333,102 @@ impl Queue {
     }
 }
 
-/// The records of the peaks file, in order: (kind, KiB, key) of each line `<kind> <kib>\t<key>`.
-fn records(text: &str) -> impl Iterator<Item = (&str, u64, &str)> {
+/// One line of the peaks file: `<kind> <kib>[ <profile>]\t<key>` (the profile: `phases.rs`).
+struct Record<'a> {
+    kind: &'a str,
+    kib: u64,
+    profile: Option<&'a str>,
+    key: &'a str,
+}
+
+/// The records of the peaks file, in order.
+fn records(text: &str) -> impl Iterator<Item = Record<'_>> {
     text.lines().filter_map(|l| {
-        let (kind_kib, key) = l.split_once('\t')?;
-        let (kind, kib) = kind_kib.split_once(' ')?;
-        Some((kind, kib.parse().ok()?, key))
+        let (fields, key) = l.split_once('\t')?;
+        let mut f = fields.split(' ');
+        let kind = f.next()?;
+        let kib = f.next()?.parse().ok()?;
+        Some(Record {
+            kind,
+            kib,
+            profile: f.next(),
+            key,
+        })
     })
 }
 
 /// The recorded peaks: key -> KiB (the last line of a key wins).
 #[cfg(test)]
 fn read_peaks(text: &str) -> BTreeMap<String, u64> {
-    records(text)
-        .map(|(_, kib, key)| (key.to_string(), kib))
-        .collect()
+    records(text).map(|r| (r.key.to_string(), r.kib)).collect()
+}
+
+/// A line of the peaks file.
+fn peak_line(kind: &str, kib: u64, profile: Option<&str>, key: &str) -> String {
+    match profile {
+        Some(p) => format!("{kind} {kib} {p}\t{key}"),
+        None => format!("{kind} {kib}\t{key}"),
+    }
 }
 
 /// The peaks file with one line per compile, its last, in the order first seen.
 fn compact_peaks(text: &str) -> String {
-    let mut last: BTreeMap<&str, (&str, u64)> = BTreeMap::new();
+    let mut last: BTreeMap<&str, Record> = BTreeMap::new();
     let mut order = Vec::new();
-    for (kind, kib, key) in records(text) {
-        if last.insert(key, (kind, kib)).is_none() {
+    for r in records(text) {
+        let key = r.key;
+        if last.insert(key, r).is_none() {
             order.push(key);
         }
     }
     order
         .iter()
-        .map(|k| format!("{} {}\t{k}\n", last[k].0, last[k].1))
+        .map(|k| {
+            let r = &last[k];
+            peak_line(r.kind, r.kib, r.profile, k) + "\n"
+        })
         .collect()
 }
 
-/// What a compile expects: its own last peak, else the estimate of its kind raised to the
-/// largest peak of that kind recorded. (bytes, measured)
-fn expected(compile: &Compile, peaks_text: &str) -> (u64, bool) {
+/// What a compile expects.
+#[derive(Debug, PartialEq)]
+struct Expected {
+    bytes: u64,
+    /// Its own peak, recorded by an earlier build (else an estimate).
+    measured: bool,
+    /// How its memory went phase by phase in that build, where it was recorded.
+    profile: Option<Profile>,
+}
+
+/// What a compile expects: its own last peak (and profile), else the estimate of its kind
+/// raised to the largest peak of that kind recorded.
+fn expected(compile: &Compile, peaks_text: &str) -> Expected {
     let (mut own, mut largest) = (None, 0);
-    for (kind, kib, key) in records(peaks_text) {
-        if key == compile.key {
-            own = Some(kib);
+    for r in records(peaks_text) {
+        if r.key == compile.key {
+            own = Some((r.kib, r.profile));
         }
-        if kind == compile.kind() {
-            largest = largest.max(kib);
+        if r.kind == compile.kind() {
+            largest = largest.max(r.kib);
         }
     }
-    if let Some(kib) = own {
-        return (kib * 1024, true);
+    if let Some((kib, profile)) = own {
+        return Expected {
+            bytes: kib * 1024,
+            measured: true,
+            profile: profile.and_then(Profile::parse),
+        };
     }
     let base = if compile.nvcc {
         NVCC_ESTIMATE
     } else {
         OTHER_ESTIMATE
     };
-    (base.max(largest * 1024), false)
+    Expected {
+        bytes: base.max(largest * 1024),
+        measured: false,
+        profile: None,
+    }
 }
 
 fn alive(pid: u32) -> bool {
@@ -360,10 +479,11 @@ impl Gate {
         self.append("log", &format!("{line}\t{:.3}", now.as_secs_f64()))
     }
 
-    /// Queues this process and waits until it may start.
-    fn admit(&self, compile: &Compile) -> io::Result<()> {
+    /// Queues this process and waits until it may start; returns what it expects.
+    fn admit(&self, compile: &Compile) -> io::Result<Expected> {
         let pid = std::process::id();
-        let (bytes, measured) = expected(compile, &self.read("peaks"));
+        let exp = expected(compile, &self.read("peaks"));
+        let (bytes, measured) = (exp.bytes, exp.measured);
         let mut pause = Duration::from_millis(5);
         let mut said_wait = false;
         loop {
@@ -392,7 +512,7 @@ impl Gate {
             std::fs::write(self.dir.join("queue"), q.render())?;
             drop(lock);
             if start {
-                return Ok(());
+                return Ok(exp);
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(100));
@@ -415,17 +535,36 @@ impl Gate {
             .then_some("room")
     }
 
-    /// Leaves the queue; records the peak when it was measured.
-    fn finish(&self, compile: &Compile, peak_kib: Option<u64>, took: Duration) -> io::Result<()> {
+    /// Sets this process's reservation in the queue to `bytes`, while its compile runs.
+    fn hold(&self, compile: &Compile, bytes: u64) -> io::Result<()> {
+        let pid = std::process::id();
+        let _lock = self.locked()?;
+        let mut q = Queue::parse(&self.read("queue"));
+        let Some(entry) = q.running.iter_mut().find(|(p, _)| *p == pid) else {
+            return Ok(());
+        };
+        entry.1 = bytes;
+        std::fs::write(self.dir.join("queue"), q.render())?;
+        self.log(&format!("hold\t{}\t{bytes}", compile.key))
+    }
+
+    /// Leaves the queue; records the peak (and the profile) when it was measured.
+    fn finish(
+        &self,
+        compile: &Compile,
+        measured: Option<(u64, Option<Profile>)>,
+        took: Duration,
+    ) -> io::Result<()> {
         let pid = std::process::id();
         let _lock = self.locked()?;
         let mut q = Queue::parse(&self.read("queue"));
         q.running.retain(|&(p, _)| p != pid);
         std::fs::write(self.dir.join("queue"), q.render())?;
-        if let Some(kib) = peak_kib.filter(|&k| k > 0) {
+        if let Some((kib, profile)) = measured.filter(|m| m.0 > 0) {
+            let profile = profile.map(|p| p.render());
             self.append(
                 "peaks",
-                &format!("{} {kib}\t{}", compile.kind(), compile.key),
+                &peak_line(compile.kind(), kib, profile.as_deref(), &compile.key),
             )?;
             self.log(&format!(
                 "peak\t{}\t{kib}\t{:.1}",
@@ -443,13 +582,21 @@ pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> 
     let log = std::fs::read_to_string(dir.join("log")).ok()?;
     let (mut admits, mut measured, mut waited, mut by_room) = (0, 0, 0, 0);
     let mut largest = (0u64, String::new());
+    // Each compile's admitted bytes, and whether it held less than that before it ended.
+    let mut admitted: BTreeMap<&str, (u64, bool)> = BTreeMap::new();
     for line in log.lines() {
         let f: Vec<&str> = line.split('\t').collect();
         match f.as_slice() {
-            ["admit", _, _, _, how, _, by, ..] => {
+            ["admit", key, _, bytes, how, _, by, ..] => {
                 admits += 1;
                 measured += usize::from(*how == "measured");
                 by_room += usize::from(*by == "room");
+                admitted.insert(key, (bytes.parse().unwrap_or(0), false));
+            }
+            ["hold", key, bytes, ..] => {
+                if let Some(a) = admitted.get_mut(key) {
+                    a.1 |= bytes.parse::<u64>().is_ok_and(|b| b < a.0);
+                }
             }
             ["wait", ..] => waited += 1,
             ["peak", key, kib, ..] => {
@@ -477,8 +624,14 @@ pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> 
     } else {
         String::new()
     };
+    let gave_back = admitted.values().filter(|a| a.1).count();
+    let gave_back = if gave_back > 0 {
+        format!("; {gave_back} gave back memory as their heaviest phases ended")
+    } else {
+        String::new()
+    };
     Some(format!(
-        "memory admission: {admits} compiles{limit}, {measured} expecting the peak measured in an earlier build, {waited} waited for memory, {by_room} started on the memory free then{peak}"
+        "memory admission: {admits} compiles{limit}, {measured} expecting the peak measured in an earlier build, {waited} waited for memory, {by_room} started on the memory free then{peak}{gave_back}"
     ))
 }
 
@@ -549,13 +702,23 @@ mod tests {
     fn a_measured_compile_expects_its_peak_and_others_the_largest_of_their_kind() {
         let peaks = "nvcc 2000000\ta.o\nother 100000\tc.o\nnvcc 600000\ta.o\n";
         let a = Compile::of(&argv("nvcc -c a.cu -o a.o"));
-        assert_eq!(expected(&a, peaks), (600_000 * 1024, true)); // the last record wins
+        let e = |c: &Compile, peaks: &str| {
+            let e = expected(c, peaks);
+            (e.bytes, e.measured)
+        };
+        assert_eq!(e(&a, peaks), (600_000 * 1024, true)); // the last record wins
         let b = Compile::of(&argv("nvcc -c b.cu -o b.o"));
-        assert_eq!(expected(&b, peaks), (2_000_000 * 1024, false));
+        assert_eq!(e(&b, peaks), (2_000_000 * 1024, false));
         // Below the estimate, the estimate stays; nothing recorded: the estimate.
         let d = Compile::of(&argv("c++ -c d.cpp -o d.o"));
-        assert_eq!(expected(&d, peaks), (OTHER_ESTIMATE, false));
-        assert_eq!(expected(&b, ""), (NVCC_ESTIMATE, false));
+        assert_eq!(e(&d, peaks), (OTHER_ESTIMATE, false));
+        assert_eq!(e(&b, ""), (NVCC_ESTIMATE, false));
+        // A line with a profile: the same peak, and the profile.
+        let peaks = "nvcc 600000 cicc:590000:600000,cc1plus:330000:340000\ta.o\n";
+        assert_eq!(e(&a, peaks), (600_000 * 1024, true));
+        let p = expected(&a, peaks).profile.unwrap();
+        assert_eq!((p.still_to_hold(0), p.still_to_hold(1)), (600_000, 340_000));
+        assert_eq!(compact_peaks(peaks), peaks);
     }
 
     #[test]
@@ -569,10 +732,10 @@ mod tests {
         };
         let a = Compile::of(&argv("nvcc -c a.cu -o a.o"));
         gate.admit(&a).unwrap();
-        gate.finish(&a, Some(300_000), Duration::from_secs(1))
+        gate.finish(&a, Some((300_000, None)), Duration::from_secs(1))
             .unwrap();
         gate.admit(&a).unwrap();
-        gate.finish(&a, Some(400_000), Duration::from_secs(1))
+        gate.finish(&a, Some((400_000, None)), Duration::from_secs(1))
             .unwrap();
         assert_eq!(read_peaks(&gate.read("peaks"))["a.o"], 400_000);
         assert_eq!(gate.read("peaks").lines().count(), 2);
@@ -608,6 +771,111 @@ mod tests {
         install(dir.path(), Path::new("python3")).unwrap();
         assert_eq!(summary(dir.path(), None), None);
         assert_eq!(gate.read("peaks"), "nvcc 400000\ta.o\n");
+    }
+
+    #[test]
+    fn a_watched_shell_is_profiled_by_the_processes_it_ran_in_order() {
+        if phases::tests::no_children_files() {
+            return;
+        }
+        // Two heavy steps one after the other, as nvcc runs cicc then the host compiler: a
+        // python holding 96 MiB for 0.6 s, then one holding 48 MiB.
+        #[allow(clippy::disallowed_methods)] // a compile-like child to watch
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!(
+                    "{}; {}",
+                    phases::tests::holding(96),
+                    phases::tests::holding(48)
+                ),
+            ])
+            .spawn()
+            .unwrap();
+        let mut watch = Watch::new(child.id());
+        let mut ended = Vec::new();
+        let mut most = 0;
+        while child.try_wait().unwrap().is_none() {
+            let (gone, now) = watch.sample();
+            ended.extend(gone);
+            most = most.max(now);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let p = watch.profile(0).expect("a profile");
+        // The interpreter's name (a launcher script may exec it): the same twice, not the shell's.
+        let text = p.render();
+        let stages: Vec<Vec<&str>> = text.split(',').map(|s| s.split(':').collect()).collect();
+        let heavy: Vec<&str> = stages.iter().map(|s| s[0]).collect();
+        assert!(
+            heavy.len() >= 2 && heavy[0] == heavy[1] && heavy[0] != "sh",
+            "{text}"
+        );
+        let own = |i: usize| stages[i][1].parse::<u64>().unwrap();
+        assert!(own(0) > 96 << 10 && own(1) < 80 << 10, "{text}");
+        // Once the first has ended, what is still to come is the second's, not the first's.
+        assert!(p.still_to_hold(0) > 96 << 10, "{text}");
+        assert!(p.still_to_hold(1) < 90 << 10, "{text}");
+        assert!(most > 96 << 10 && ended.iter().any(|(n, _)| n == heavy[0]));
+    }
+
+    #[test]
+    fn a_compile_gives_back_what_its_finished_phases_held_once_its_profile_is_known() {
+        if phases::tests::no_children_files() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        install(dir.path(), Path::new("python3")).unwrap();
+        let gate = Gate {
+            dir: dir.path().into(),
+            limit: 8 << 30,
+            measure: false,
+        };
+        let c = Compile {
+            key: "x.o".into(),
+            nvcc: false,
+        };
+        // Two heavy phases, as nvcc's cicc and then its host compile: 160 MiB, then 48 MiB.
+        let script = format!(
+            "{}; {}",
+            phases::tests::holding(160),
+            phases::tests::holding(48)
+        );
+        let args = ["-c".to_string(), script];
+        let compile = |gate: &Gate| {
+            let exp = gate.admit(&c).unwrap();
+            let (code, kib, profile) = run_watched("sh", &args, gate, &c, &exp).unwrap();
+            assert_eq!(code, 0);
+            gate.finish(&c, Some((kib, profile)), Duration::from_secs(1))
+                .unwrap();
+            exp.bytes
+        };
+        let holds = |log: &str| -> Vec<u64> {
+            log.lines()
+                .filter_map(|l| l.strip_prefix("hold\tx.o\t"))
+                .filter_map(|l| l.split('\t').next()?.parse().ok())
+                .collect()
+        };
+        // The first build knows no profile: the compile keeps what it expected (the estimate).
+        compile(&gate);
+        assert_eq!(holds(&gate.read("log")), Vec::<u64>::new());
+        let peaks = gate.read("peaks");
+        assert!(peaks.starts_with("other "), "{peaks}");
+        let profile = expected(&c, &peaks).profile.expect("a profile recorded");
+        assert!(profile.still_to_hold(0) > 160 << 10, "{peaks}");
+        // The next build: it expects its peak, and gives most of it back once the first phase
+        // has ended; the second phase's 48 MiB stays reserved (with the shell and the rest).
+        install(dir.path(), Path::new("python3")).unwrap();
+        let expected_bytes = compile(&gate);
+        assert!(expected_bytes > 160 << 20, "{expected_bytes}");
+        let h = holds(&gate.read("log"));
+        let least = h.iter().copied().min().unwrap_or(u64::MAX);
+        assert!(least > 48 << 20 && least < 120 << 20, "{h:?}");
+        assert_eq!(gate.read("queue"), "");
+        let line = summary(dir.path(), None).unwrap();
+        assert!(
+            line.ends_with("; 1 gave back memory as their heaviest phases ended"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! Wrap mode's build is another backend's: `wrapped` runs its hooks in a child process,
 //! `wrapped_env` works out the environment that hands it cudawheel's toolkit and choices, and
 //! `gate` admits its compiles by memory (the compiler launcher; `proc_tree` reads what a running
-//! compile holds) and records their peaks.
+//! compile holds) and records their peaks, and `phases` how each compile's memory went phase by
+//! phase, so that a running compile gives back what its finished phases held.
 
 mod compile_db;
 pub(crate) mod gate;
@@ -19,6 +20,7 @@ pub(crate) mod job;
 mod link;
 mod log;
 pub(crate) mod memory;
+mod phases;
 mod proc_tree;
 pub(crate) mod schedule;
 mod stable_paths;
