@@ -127,6 +127,10 @@ def test_a_wrapped_build_admits_its_compiles_by_memory_and_remembers_their_peaks
     peaks = (project / "build/cudawheel/memory/peaks").read_text().splitlines()
     assert len([p for p in peaks if p.startswith("nvcc ")]) == 3, peaks
     assert all(300_000 < int(p.split()[1]) < 1_000_000 for p in peaks if p.startswith("nvcc ")), peaks
+    # Beside each peak, how the compile's memory went: its heavy processes (nvcc's cicc, ...) in
+    # the order they ended, each `name:own KiB:most held up to its end KiB`.
+    profiles = [p.split("\t")[0].split()[2] for p in peaks if p.startswith("nvcc ")]
+    assert all("cicc:" in p for p in profiles), peaks
     assert re.search(r"memory admission: 4 compiles under \d+ MiB \(the memory cgroup /sys/fs/cgroup/\S+ "
                      r"\(limit 1\.0 GiB.*0 expecting the peak measured in an earlier build, [1-9]\d* waited "
                      r"for memory, \d+ started on the memory free then; largest peak \d+ MiB", proc.stderr), \
@@ -140,6 +144,11 @@ def test_a_wrapped_build_admits_its_compiles_by_memory_and_remembers_their_peaks
     assert {int(f[3]) for f in admits if f[1].endswith(".cu.o")} <= {
         int(p.split()[1].split("\t")[0]) * 1024 for p in peaks}, (admits, peaks)
     assert "4 expecting the peak measured in an earlier build" in proc.stderr, proc.stderr[-2000:]
+    # Each kernel held its whole peak reserved only until its recorded heavier phases had ended.
+    holds = [f for f in gate_log(project) if f[0] == "hold" and f[1].endswith(".cu.o")]
+    admitted = {f[1]: int(f[3]) for f in admits}
+    assert {f[1] for f in holds if int(f[2]) < admitted[f[1]]} == {f[1] for f in admits if f[1].endswith(".cu.o")}, holds
+    assert "3 gave back memory as their heaviest phases ended" in proc.stderr, proc.stderr[-2000:]
 
     # Control: the same build allowed 64 GiB runs the three kernels at once and the kernel kills one.
     proc, peak, kills = in_cgroup([*wheel, "-o", tmp_path / "control", "-C", "max-memory=64G",
