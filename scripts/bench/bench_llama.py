@@ -21,7 +21,9 @@ offline), the two kinds interleaved (their order alternates by round):
 memcgroup.py; root): a build the kernel's out-of-memory killer stops is counted as killed, not
 fatal. `--peaks FILE` puts an earlier wrapped build's recorded peaks (build-dir/memory/peaks,
 kept beside each wrapped wheel) into the wrapped tree first, as a rebuild in the same project
-has them. `--warm` keeps scikit-build-core's build folder (SKBUILD_BUILD_DIR) and after each
+has them; with `--whole-peaks` without the profiles beside them (each compile's peak then stays
+reserved until it ends: the admission before reservations followed the phases, the control
+of that lever). `--warm` keeps scikit-build-core's build folder (SKBUILD_BUILD_DIR) and after each
 cold build times a rebuild with nothing changed and one after touching one CUDA file.
 `--time-limit S` stops a cold build still running after S seconds (its whole process group) and
 reports it as cut, with the build step it had reached and, for a wrapped build, what its memory
@@ -83,6 +85,11 @@ def wrap_pyproject(text: str) -> str:
     return head + new + (nxt + tail if nxt else "")
 
 
+def whole(peaks: str) -> str:
+    """The peaks file without the profiles (`<kind> <KiB> <profile>\\t<key>` -> `<kind> <KiB>\\t<key>`)."""
+    return re.sub(r"^(\S+ \d+) [^\t\n]*\t", r"\1\t", peaks, flags=re.M)
+
+
 def unpack(sdist: Path, dest: Path) -> Path:
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
@@ -121,7 +128,8 @@ def prepare_tree(kind: str, sdist: Path, base: Path, args) -> tuple[Path, list[s
             settings += ["-C", setting]
         if args.peaks:  # an earlier build's records, as a rebuild in the same project has them
             (src / "build/cudawheel/memory").mkdir(parents=True)
-            shutil.copy(args.peaks, src / "build/cudawheel/memory/peaks")
+            text = args.peaks.read_text()
+            (src / "build/cudawheel/memory/peaks").write_text(whole(text) if args.whole_peaks else text)
     else:
         settings += ["-C", f"cmake.define.CMAKE_CUDA_ARCHITECTURES={args.archs}"]
     env = dict(os.environ, CUDA_HOME=str(args.cuda_home), CUDACXX=str(args.cuda_home / "bin" / "nvcc"),
@@ -320,6 +328,8 @@ def main() -> None:
     ap.add_argument("--kinds", default="own,wrapped")
     ap.add_argument("--cgroup-limit", dest="cgroup", type=parse_size, default=None)
     ap.add_argument("--peaks", type=Path, default=None)
+    ap.add_argument("--whole-peaks", dest="whole_peaks", action="store_true",
+                    help="--peaks without their phase profiles: whole peaks reserved (the control)")
     ap.add_argument("--warm", action="store_true")
     ap.add_argument("--time-limit", dest="time_limit", type=float, default=None,
                     help="seconds after which a cold build is stopped and reported as cut")

@@ -27,7 +27,9 @@
 #            hand-chosen parallelisms, each in its own cgroup of that size); LLAMA_TOGETHER=1
 #            starts them at once (the bench's --together: the runnable tasks are sampled, each
 #            build's CPU seconds read from its cgroup); LLAMA_PIN=wrapped=0-7,own-j8=8-15 gives
-#            each kind cores of its own (the bench's --pin);
+#            each kind cores of its own (the bench's --pin); LLAMA_WHOLE_PEAKS=1 gives the
+#            wrapped build the peaks without their phase profiles (the bench's --whole-peaks:
+#            each compile's peak reserved until it ends, the control of that lever);
 #     hand   the project's own build in the same cgroup at LLAMA_HAND_JOBS, a hand-chosen
 #            parallelism, for the wrapped build's time against it;
 #     cluster the wrapped build through a loopback sccache-dist cluster (the `dist` part's
@@ -176,6 +178,7 @@ device_llama() {
       esac
       [[ -z ${LLAMA_TOGETHER:-} ]] || bench+=(--together)
       [[ -z ${LLAMA_PIN:-} ]] || bench+=(--pin "$LLAMA_PIN")
+      [[ -z ${LLAMA_WHOLE_PEAKS:-} ]] || bench+=(--whole-peaks)
       [[ $phase == hand ]] && kinds="own-j${LLAMA_HAND_JOBS:?hand-chosen parallelism}"
       local with=()
       [[ -f $peaks ]] && with=(--peaks "$peaks")
