@@ -2,7 +2,8 @@
 # A local sccache-dist cluster for tests and trials: one scheduler and one build server, both on
 # 127.0.0.1 only, token-authenticated, the build server sandboxing compiles with bubblewrap in an
 # overlay file system (it must run as root, as sccache-dist requires). Everything it writes lives
-# under FOLDER; nothing listens on another address.
+# under FOLDER; nothing listens on another address. The build server runs under `setarch -R`
+# (no address randomisation) where it may, as cudawheel's own compiles do.
 #
 #   scripts/env/sccache-cluster.sh start FOLDER [--server-cpus LIST]   # LIST: taskset's, e.g. 2-15
 #   scripts/env/sccache-cluster.sh status FOLDER                        # the scheduler's view (JSON)
@@ -86,6 +87,10 @@ token = "$client_token"
 EOF
   local pin=()
   [[ -n $server_cpus ]] && pin=(taskset -c "$server_cpus")
+  # The build server's compiles run without address randomisation, as cudawheel runs its own
+  # (cicc's code for some files depends on where its data lands): the cluster's objects are
+  # then the local ones. Where setarch cannot (a seccomp filter), the server runs as it is.
+  if setarch "$(uname -m)" -R true 2>/dev/null; then pin+=(setarch "$(uname -m)" -R); fi
   SCCACHE_NO_DAEMON=1 SCCACHE_LOG=${SCCACHE_DIST_LOG:-info} nohup "$DIST" scheduler --config "$dir/scheduler.conf" \
     > "$dir/logs/scheduler.log" 2>&1 < /dev/null &
   echo $! > "$dir/scheduler.pid"

@@ -164,9 +164,13 @@ fn spawn_failed(program: &str, e: &io::Error) -> i32 {
     127
 }
 
+/// Starts the compile, its address space laid out the same way in every run
+/// (`job::fixed_addresses`: cicc's code for some files depends on it).
 fn spawn(program: &str, args: &[String]) -> io::Result<std::process::Child> {
     #[allow(clippy::disallowed_methods)] // the launcher runs the compile the build tool asked for
-    std::process::Command::new(program).args(args).spawn()
+    let mut command = std::process::Command::new(program);
+    super::job::fixed_addresses(command.args(args));
+    command.spawn()
 }
 
 /// The exit status as a shell gives it.
@@ -876,6 +880,22 @@ mod tests {
             line.ends_with("; 1 gave back memory as their heaviest phases ended"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn compiles_run_without_address_randomisation() {
+        // A shell that fails unless its personality has ADDR_NO_RANDOMIZE (0x0040000), which
+        // exec kept from the launcher's spawn, as nvcc's cicc keeps it.
+        let check = "p=$(cat /proc/self/personality); [ $(( 0x$p & 0x40000 )) -ne 0 ]".to_string();
+        let args = ["-c".to_string(), check];
+        assert_eq!(run("sh", &args).unwrap().0, 0);
+        // Control: the same shell started as usual has the machine's randomised addresses.
+        #[allow(clippy::disallowed_methods)] // the control
+        let plain = std::process::Command::new("sh")
+            .args(&args)
+            .status()
+            .unwrap();
+        assert_eq!(plain.code(), Some(1));
     }
 
     #[test]

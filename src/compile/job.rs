@@ -232,6 +232,7 @@ impl Job {
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
+        fixed_addresses(&mut command);
         let mut child = command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
@@ -263,6 +264,31 @@ impl Job {
             });
         }
         Ok((peak_kib, text))
+    }
+}
+
+/// Runs `command` (and what it runs: nvcc's cicc, ptxas) with the address space laid out the
+/// same way in every run, as `setarch -R` does (`personality(2)`'s `ADDR_NO_RANDOMIZE`, which
+/// exec keeps). cicc's code for some files depends on where its data lands: one of llama.cpp's
+/// flash-attention tile instances, compiled twice with one `-frandom-seed`, differed in its
+/// register numbering, and was the same bytes twice without address randomisation (with
+/// another environment and working folder too). Best effort: where the kernel or a seccomp
+/// filter refuses (Docker's default profile does), the command runs as it would have.
+pub(crate) fn fixed_addresses(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    const QUERY: libc::c_ulong = 0xffff_ffff;
+    // SAFETY: between fork and exec the closure makes two personality(2) system calls and
+    // touches nothing of the parent's; a refusal is ignored.
+    unsafe {
+        command.pre_exec(|| {
+            let current = libc::personality(QUERY);
+            if let Ok(current) = libc::c_ulong::try_from(current) {
+                let wanted =
+                    current | libc::c_ulong::try_from(libc::ADDR_NO_RANDOMIZE).unwrap_or(0);
+                libc::personality(wanted);
+            }
+            Ok(())
+        });
     }
 }
 
