@@ -202,8 +202,8 @@ def gate_summary(src: Path) -> str:
         said += (f", of which {len(nvcc)} nvcc: {sum(secs):.0f} compile-seconds,"
                  f" median {statistics.median(secs):.1f} s,"
                  f" peak median {statistics.median(int(r[2]) for r in nvcc) / 1024:.0f} MiB")
-    shrank = {r[1] for r in rows if r[0] == "hold" and len(r) >= 3
-              and any(a[1] == r[1] and int(r[2]) < int(a[3]) for a in admits)}
+    admitted = {a[1]: int(a[3]) for a in admits}
+    shrank = {r[1] for r in rows if r[0] == "hold" and len(r) >= 3 and int(r[2]) < admitted.get(r[1], 0)}
     if shrank:  # a running compile's reservation fell as its recorded heavy phases ended
         said += f", {len(shrank)} gave back memory as their heaviest phases ended"
     timed = [r for r in rows if (r[0], len(r)) in (("admit", 8), ("wait", 4), ("peak", 5))]

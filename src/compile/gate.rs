@@ -643,6 +643,16 @@ pub(crate) fn summary(dir: &Path, limit: Option<(u64, &str)>) -> Option<String> 
 mod tests {
     use super::*;
 
+    /// A gate in `dir` (its launcher written) under `limit`, on the ledger alone.
+    fn installed(dir: &Path, limit: u64) -> Gate {
+        install(dir, Path::new("python3")).unwrap();
+        Gate {
+            dir: dir.into(),
+            limit,
+            measure: false,
+        }
+    }
+
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
     }
@@ -728,12 +738,7 @@ mod tests {
     #[test]
     fn compiles_through_the_gate_record_their_peaks_and_wait_their_turn() {
         let dir = tempfile::tempdir().unwrap();
-        install(dir.path(), Path::new("python3")).unwrap();
-        let gate = Gate {
-            dir: dir.path().into(),
-            limit: 1 << 30,
-            measure: false,
-        };
+        let gate = installed(dir.path(), 1 << 30);
         let a = Compile::of(&argv("nvcc -c a.cu -o a.o"));
         gate.admit(&a).unwrap();
         gate.finish(&a, Some((300_000, None)), Duration::from_secs(1))
@@ -828,12 +833,7 @@ mod tests {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
-        install(dir.path(), Path::new("python3")).unwrap();
-        let gate = Gate {
-            dir: dir.path().into(),
-            limit: 8 << 30,
-            measure: false,
-        };
+        let gate = installed(dir.path(), 8 << 30);
         let c = Compile {
             key: "x.o".into(),
             nvcc: false,

@@ -20,6 +20,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::proc_tree::{self, children, Stat};
+
 /// How often a running compile's processes are read.
 pub(crate) const INTERVAL: Duration = Duration::from_millis(100);
 /// A heavy process holds at least this (KiB) and an eighth of its compile's peak.
@@ -36,7 +38,7 @@ pub(crate) struct Stage {
 }
 
 /// The stages of one compile, in order (see the module's doc).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Profile {
     stages: Vec<Stage>,
 }
@@ -101,7 +103,7 @@ fn clean(name: &str) -> String {
 }
 
 /// One process of a compile as the samples saw it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Seen {
     name: String,
     /// The most it was seen to hold, KiB.
@@ -112,41 +114,18 @@ struct Seen {
     ended: bool,
 }
 
-/// What a process's `stat` line says: (name, parent, start time in ticks, resident KiB).
-fn stat_fields(stat: &str, page_kib: u64) -> Option<(String, u32, u64, u64)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let name = stat.get(open + 1..close)?;
-    // After the name: state, ppid (index 1), ..., starttime (19), vsize (20), rss (21).
-    let f: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
-    let ppid = f.get(1)?.parse().ok()?;
-    let start = f.get(19)?.parse().ok()?;
-    let pages: u64 = f.get(21)?.parse().ok()?;
-    Some((clean(name), ppid, start, pages * page_kib))
+/// What a process's `stat` line says: (name, start time in ticks, resident KiB).
+fn stat_fields(stat: &str, page_kib: u64) -> Option<(String, u64, u64)> {
+    let stat = Stat::parse(stat)?;
+    let start = stat.field(proc_tree::START)?;
+    let pages = stat.field(proc_tree::RSS)?;
+    Some((clean(stat.name), start, pages * page_kib))
 }
 
 fn page_kib() -> u64 {
     // SAFETY: sysconf only reads a constant.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     u64::try_from(size).map_or(4, |b| (b / 1024).max(1))
-}
-
-/// The children of `pid` (every thread's), from /proc; `None` where the kernel has no
-/// `children` files.
-fn children(pid: u32) -> Option<Vec<u32>> {
-    let mut out = Vec::new();
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut any = false;
-    for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            any = true;
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|p| p.parse::<u32>().ok()),
-            );
-        }
-    }
-    any.then_some(out)
 }
 
 /// The samples of one running compile: `root` (the compiler the launcher started) and the
@@ -190,7 +169,7 @@ impl Watch {
             let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
                 continue;
             };
-            let Some((name, _, start, kib)) = stat_fields(&stat, self.page_kib) else {
+            let Some((name, start, kib)) = stat_fields(&stat, self.page_kib) else {
                 continue;
             };
             now += kib;
@@ -334,11 +313,11 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_stat_line_gives_name_parent_start_and_resident_memory() {
+    fn a_stat_line_gives_name_start_and_resident_memory() {
         let line = "42 (cc1 plus) R 41 42 1 0 -1 0 0 0 0 0 5 1 0 0 20 0 1 0 777 123456 300 18446744073709551615";
         assert_eq!(
             stat_fields(line, 4),
-            Some(("cc1_plus".to_string(), 41, 777, 1200))
+            Some(("cc1_plus".to_string(), 777, 1200))
         );
         assert_eq!(stat_fields("42 (x) R", 4), None);
     }

@@ -1,6 +1,7 @@
 //! The memory a running process's descendants hold now, from /proc: what a compile the memory
 //! gate admitted (its launcher's child, and that child's own children: nvcc's cicc, ptxas, the
-//! host compiler) has resident at this moment.
+//! host compiler) has resident at this moment. Also the two readings `phases` samples with: a
+//! process's `stat` line and its children.
 
 use std::collections::HashMap;
 
@@ -53,11 +54,54 @@ impl ProcessTree {
     }
 }
 
-/// The parent pid from a /proc/<pid>/stat line (`pid (comm) state ppid ...`; the command name
-/// may hold spaces and parentheses, so the fields start after the last `)`).
+/// A /proc/<pid>/stat line (`pid (comm) state ppid ...`): the command name, between the first
+/// `(` and the last `)` (it may hold spaces and parentheses), and the fields after it, counted
+/// from the state (0): the parent is `PARENT`, the start time `START`, the resident pages `RSS`.
+pub(crate) struct Stat<'a> {
+    pub(crate) name: &'a str,
+    fields: Vec<&'a str>,
+}
+
+/// Fields of a `Stat`, by proc(5)'s numbering less 3.
+pub(crate) const PARENT: usize = 1;
+pub(crate) const START: usize = 19;
+pub(crate) const RSS: usize = 21;
+
+impl<'a> Stat<'a> {
+    pub(crate) fn parse(line: &'a str) -> Option<Stat<'a>> {
+        let close = line.rfind(')')?;
+        let name = line.get(line.find('(')? + 1..close)?;
+        let fields = line.get(close + 1..)?.split_whitespace().collect();
+        Some(Stat { name, fields })
+    }
+
+    pub(crate) fn field(&self, index: usize) -> Option<u64> {
+        self.fields.get(index)?.parse().ok()
+    }
+}
+
+/// The parent pid from a /proc/<pid>/stat line.
 fn parent_of(stat: &str) -> Option<u32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    u32::try_from(Stat::parse(stat)?.field(PARENT)?).ok()
+}
+
+/// The children of `pid` (every thread's), from its `/proc/<pid>/task/<tid>/children` files:
+/// without reading all of /proc, as `ProcessTree::read` does. `None` where the kernel has no
+/// such files (`CONFIG_PROC_CHILDREN`).
+pub(crate) fn children(pid: u32) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut any = false;
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            any = true;
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+    }
+    any.then_some(out)
 }
 
 /// VmRSS from /proc/<pid>/status, in bytes (none for a kernel thread or a zombie).
