@@ -70,12 +70,18 @@ def fatbin(obj: Path) -> tuple[int, int]:
         return (fat.data_size if fat else 0), other
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def logged_build_args(doc: str) -> argparse.ArgumentParser:
+    """The options of a bench that recompiles ggml-cuda's files with a logged build's commands."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sdist", type=Path, required=True)
-    ap.add_argument("--log", type=Path, required=True, help="the one-arch wrapped build's build.log")
+    ap.add_argument("--log", type=Path, required=True, help="a wrapped llama build's build.log (one arch)")
     ap.add_argument("--cuda-home", type=Path, required=True)
     ap.add_argument("--cublas-include", type=Path, required=True)
+    return ap
+
+
+def main() -> None:
+    ap = logged_build_args(__doc__)
     ap.add_argument("--archs", default="75,80,86,89,90,100,120")
     ap.add_argument("--base", default="90", help="the arch of the logged build")
     ap.add_argument("--files", default=",".join(SAMPLE))
