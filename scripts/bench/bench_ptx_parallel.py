@@ -26,8 +26,6 @@ from pathlib import Path
 
 from bench_llama_archs import command, logged_build_args
 
-PREFIX = "template-instances/fattn-tile-instance-"
-
 
 def compile_one(cmd: list[str], obj: Path) -> None:
     obj.parent.mkdir(parents=True, exist_ok=True)
