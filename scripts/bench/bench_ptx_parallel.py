@@ -15,6 +15,7 @@ way gave over the runs, and how many distinct cubins all runs gave.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 import shutil
@@ -27,11 +28,16 @@ from pathlib import Path
 from bench_llama_archs import command, logged_build_args
 
 
+@functools.cache
+def fixed_addresses() -> list[str]:
+    """`setarch -R` where the kernel allows it, as cudawheel's own compiles run (asked once)."""
+    setarch = ["setarch", platform.machine(), "-R"]
+    return setarch if subprocess.run([*setarch, "true"], capture_output=True).returncode == 0 else []
+
+
 def compile_one(cmd: list[str], obj: Path) -> None:
     obj.parent.mkdir(parents=True, exist_ok=True)
-    # `setarch -R` where the kernel allows it, as cudawheel's own compiles run.
-    fixed = ["setarch", platform.machine(), "-R"] if subprocess.run(
-        ["setarch", platform.machine(), "-R", "true"], capture_output=True).returncode == 0 else []
+    fixed = fixed_addresses()
     seed = f"-frandom-seed={obj.name}"
     gencode = "-gencode=arch=compute_90,code=[sm_90,compute_90]"
     subprocess.run([*fixed, *cmd, gencode, seed, "-o", str(obj)], check=True, capture_output=True)

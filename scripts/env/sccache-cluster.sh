@@ -88,8 +88,9 @@ EOF
   local pin=()
   [[ -n $server_cpus ]] && pin=(taskset -c "$server_cpus")
   # The build server's compiles run without address randomisation, as cudawheel runs its own
-  # (cicc's code for some files depends on where its data lands): the cluster's objects are
-  # then the local ones. Where setarch cannot (a seccomp filter), the server runs as it is.
+  # (cicc's code for some files depends on where its data lands): a compile then gives there
+  # what it gives here (compiles run at once may still differ: the reproducible-builds
+  # reference). Where setarch cannot (a seccomp filter), the server runs as it is.
   if setarch "$(uname -m)" -R true 2>/dev/null; then pin+=(setarch "$(uname -m)" -R); fi
   SCCACHE_NO_DAEMON=1 SCCACHE_LOG=${SCCACHE_DIST_LOG:-info} nohup "$DIST" scheduler --config "$dir/scheduler.conf" \
     > "$dir/logs/scheduler.log" 2>&1 < /dev/null &
