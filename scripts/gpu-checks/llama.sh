@@ -19,6 +19,10 @@
 #            n_gpu_layers=0 and -1 compared, llama.cpp's log must say CUDA0 and 3/3 layers;
 #            an arch group's variant wheel (LLAMA_WRAP_SETTINGS) is installed by uv (carried in
 #            .gpu/llama/run/uv/), which must pick it on this GPU by its sm_arch property;
+#            group wheels built elsewhere (`python -m cudawheel wheel ... -o DIR` with a
+#            variant label, as the wheel-size guide says: DIR's wheels and variants JSON copied
+#            into .gpu/llama/groups/ and carried, in a call of their own where the two folders
+#            together pass 64 MiB) stand in for the build phase's wheel;
 #     own    the project's own build once, for the time beside the wrapped one;
 #     memory the memory control (LLAMA_CGROUP, default 8G): in a fresh memory cgroup of that size,
 #            the project's own build at CMAKE_BUILD_PARALLEL_LEVEL=<cores> (expected to be killed),
@@ -310,10 +314,16 @@ PYEOF
     run)
       local V=$work/run-venv site lib m=$work/tiny.gguf
       rm -rf "$V"; python3 -m venv "$V"
+      if compgen -G "$out/groups/*.whl" >/dev/null; then
+        rm -rf "$work/wheels/wrapped"; mkdir -p "$work/wheels/wrapped"
+        cp "$out"/groups/* "$work/wheels/wrapped/"
+        echo "llama run: the group wheels built elsewhere:" $(cd "$out/groups" && ls)
+      fi
       if ls "$work"/wheels/wrapped/*.whl | grep -q -- '-cu13[a-z]*\.whl$'; then
         # An arch group's variant wheel (LLAMA_WRAP_SETTINGS with variant=cuda): uv picks it
         # by name from the build's folder, on this GPU's sm_arch (no override), or refuses.
-        "$work/venv/bin/python" -m cudawheel variants-json "$work/wheels/wrapped" || return 1
+        compgen -G "$work/wheels/wrapped/*-variants.json" >/dev/null ||
+          "$work/venv/bin/python" -m cudawheel variants-json "$work/wheels/wrapped" || return 1
         "$V/bin/pip" install -q --no-index "$out"/run/uv/uv-*.whl
         UV_CACHE_DIR=$work/uv-cache "$V/bin/uv" pip install --offline --no-index --no-deps --python "$V/bin/python" \
           --preview-features wheel-variants --find-links "$work/wheels/wrapped" llama-cpp-python ||
