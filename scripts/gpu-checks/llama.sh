@@ -19,10 +19,8 @@
 #            n_gpu_layers=0 and -1 compared, llama.cpp's log must say CUDA0 and 3/3 layers;
 #            an arch group's variant wheel (LLAMA_WRAP_SETTINGS) is installed by uv (carried in
 #            .gpu/llama/run/uv/), which must pick it on this GPU by its sm_arch property;
-#            group wheels built elsewhere (`python -m cudawheel wheel ... -o DIR` with a
-#            variant label, as the wheel-size guide says: DIR's wheels and variants JSON copied
-#            into .gpu/llama/groups/ and carried, in a call of their own where the two folders
-#            together pass 64 MiB) stand in for the build phase's wheel;
+#            group wheels built elsewhere (LLAMA_GROUP_WHEELS below) stand in for the build
+#            phase's wheel;
 #     own    the project's own build once, for the time beside the wrapped one;
 #     memory the memory control (LLAMA_CGROUP, default 8G): in a fresh memory cgroup of that size,
 #            the project's own build at CMAKE_BUILD_PARALLEL_LEVEL=<cores> (expected to be killed),
@@ -58,6 +56,12 @@
 #   wrapped builds): one arch group as a variant wheel, e.g. LLAMA_ARCHS="75-real;80-real;86-real"
 #   LLAMA_WRAP_SETTINGS="variant=cuda variant-label=cu13a" (the build phase checks the variant's
 #   name and prints its properties; the size is in the table).
+#   LLAMA_GROUP_WHEELS=DIR (prepare): arch-group wheels built elsewhere, as the wheel-size guide
+#   says (`python -m cudawheel wheel ... -C variant=cuda -C variant-label=cu13b -o DIR`): DIR's
+#   wheels and variants JSON go to .gpu/llama/groups/, each wheel cut into parts of at most
+#   LLAMA_GROUP_PART (50M, split's sizes) with its sha256, part k of every wheel in groups/k/:
+#   a ~60 MB group wheel does not fit in one call beside the rest. Carry groups/1 in one call,
+#   then groups/2 (...) and run/ in the next, back to back; the run phase joins and checks them.
 #   LLAMA_WARM=1 (build, own): after the cold build, a rebuild with nothing changed and one after
 #   touching one CUDA file (scikit-build-core's build folder kept). Each phase copies the logs,
 #   the wrapped build's recorded peaks and the bench's table to $OUT/llama-<phase>.tar.gz when $OUT
@@ -98,7 +102,38 @@ PYEOF
   mkdir -p "$out/run/uv"
   "$PY" -m pip download -q --no-deps --only-binary=:all: -d "$out/run/uv" "uv==$(sed -n 's/^uv==//p' requirements-dev.txt)"
   [[ -z ${LLAMA_PEAKS:-} ]] || cp "$LLAMA_PEAKS" "$out/peaks-cold"
+  [[ -z ${LLAMA_GROUP_WHEELS:-} ]] || llama_group_parts "$LLAMA_GROUP_WHEELS" "$out/groups"
   du -sh "$out"/* >&2
+}
+
+# Arch-group wheels from $1 into $2/k/ in parts (see LLAMA_GROUP_WHEELS), the variants JSON and
+# each wheel's sha256 in $2/1/.
+llama_group_parts() {
+  local whl part k
+  mkdir -p "$2/1"
+  cp "$1"/*-variants.json "$2/1/"
+  for whl in "$1"/*.whl; do
+    (cd "$1" && sha256sum "$(basename "$whl")") > "$2/1/$(basename "$whl").sha256"
+    split -b "${LLAMA_GROUP_PART:-50M}" "$whl" "$2/1/$(basename "$whl").part-"
+    k=0
+    for part in "$2/1/$(basename "$whl")".part-*; do
+      k=$((k + 1)); [[ $k == 1 ]] && continue
+      mkdir -p "$2/$k"; mv "$part" "$2/$k/"
+    done
+  done
+}
+
+# Group wheels carried in parts (llama_group_parts) into $2, joined and checked.
+llama_group_join() {
+  local sum whl
+  mkdir -p "$2"
+  cp "$1"/1/*-variants.json "$2/"
+  for sum in "$1"/1/*.sha256; do
+    whl=$(basename "$sum" .sha256)
+    # The parts in split's order (their names' suffixes), whichever folder each came in.
+    cat $(ls "$1"/*/"$whl".part-* | awk -F/ '{print $NF, $0}' | sort | cut -d' ' -f2) > "$2/$whl"
+    (cd "$2" && sha256sum -c --quiet "$sum") || { echo "FAIL: llama: $whl: a part is missing or changed"; return 1; }
+  done
 }
 
 # Whether this machine can make a memory cgroup (the memory phase needs one), said once.
@@ -314,10 +349,10 @@ PYEOF
     run)
       local V=$work/run-venv site lib m=$work/tiny.gguf
       rm -rf "$V"; python3 -m venv "$V"
-      if compgen -G "$out/groups/*.whl" >/dev/null; then
-        rm -rf "$work/wheels/wrapped"; mkdir -p "$work/wheels/wrapped"
-        cp "$out"/groups/* "$work/wheels/wrapped/"
-        echo "llama run: the group wheels built elsewhere:" $(cd "$out/groups" && ls)
+      if [[ -d $out/groups/1 ]]; then
+        rm -rf "$work/wheels/wrapped"
+        llama_group_join "$out/groups" "$work/wheels/wrapped" || return 1
+        echo "llama run: the group wheels built elsewhere:" $(cd "$work/wheels/wrapped" && ls)
       fi
       if ls "$work"/wheels/wrapped/*.whl | grep -q -- '-cu13[a-z]*\.whl$'; then
         # An arch group's variant wheel (LLAMA_WRAP_SETTINGS with variant=cuda): uv picks it
