@@ -873,11 +873,11 @@ mod tests {
         assert!(expected_bytes > 160 << 20, "{expected_bytes}");
         // The first give-back follows the first phase: the second's 48 MiB stays held. A later
         // one may follow the second phase too, when the sampler sees the shell alone (a slow
-        // machine): it only ever lowers the hold.
+        // machine); none goes back up to the first phase's 160 MiB.
         let h = holds(&gate.read("log"));
         let first = h.first().copied().unwrap_or(u64::MAX);
         assert!(first > 48 << 20 && first < 120 << 20, "{h:?}");
-        assert!(h.windows(2).all(|w| w[1] < w[0]), "{h:?}");
+        assert!(h.iter().all(|&b| b < 120 << 20), "{h:?}");
         assert_eq!(gate.read("queue"), "");
         let line = summary(dir.path(), None).unwrap();
         assert!(
